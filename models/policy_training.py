@@ -1,0 +1,123 @@
+"""Policy training with TRL: a short cold-start SFT, then GRPO on the named rewards.
+
+The cold start exists because the 135M base policy practically never closes `</think>` on its own,
+so GRPO would see no format signal at all (DeepSeek-R1 used a cold start for the same reason).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from models.training_data import cold_start_completion
+
+logger = logging.getLogger(__name__)
+
+REWARD_COLUMNS = ("guidance", "guidance_strategies", "stage", "seeker_text", "context_text")
+
+
+@dataclass(frozen=True)
+class GrpoSettings:
+    max_steps: int
+    learning_rate: float
+    beta: float
+    num_generations: int
+    prompts_per_step: int
+    max_completion_length: int
+    temperature: float
+    seed: int
+
+
+def _save_atomically(trainer, tokenizer, out_dir: Path) -> None:
+    staging = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    trainer.model.save_pretrained(staging, safe_serialization=True)
+    tokenizer.save_pretrained(staging)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    staging.rename(out_dir)
+
+
+def train_cold_start(
+    model_dir: Path, examples: Sequence[dict[str, Any]], out_dir: Path, *, steps: int, learning_rate: float, seed: int
+) -> list[dict[str, Any]]:
+    """SFT on gold replies with templated reasoning; loss on the completion only."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    from models.base_model import load_policy
+
+    model, tokenizer = load_policy(model_dir)
+    rows = [{"prompt": e["prompt"], "completion": cold_start_completion(e)} for e in examples]
+    config = SFTConfig(
+        output_dir=str(out_dir.with_name(out_dir.name + ".trainer")),
+        max_steps=steps,
+        per_device_train_batch_size=4,
+        learning_rate=learning_rate,
+        use_cpu=True,
+        bf16=False,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        seed=seed,
+        max_length=768,
+    )
+    trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
+    trainer.train()
+    _save_atomically(trainer, tokenizer, out_dir)
+    return trainer.state.log_history
+
+
+def train_grpo(
+    model_dir: Path,
+    examples: Sequence[dict[str, Any]],
+    reward_funcs: list[Callable[..., list[float]]],
+    reward_weights: list[float],
+    settings: GrpoSettings,
+    out_dir: Path,
+    report_to: list[str],
+) -> list[dict[str, Any]]:
+    """GRPO from `model_dir`; writes the policy to `out_dir` and returns the trainer's log history."""
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from models.base_model import load_policy
+
+    model, tokenizer = load_policy(model_dir)
+    columns = ("prompt", *REWARD_COLUMNS)
+    dataset = Dataset.from_list([{c: e[c] for c in columns} for e in examples])
+    config = GRPOConfig(
+        output_dir=str(out_dir.with_name(out_dir.name + ".trainer")),
+        max_steps=settings.max_steps,
+        learning_rate=settings.learning_rate,
+        beta=settings.beta,
+        num_generations=settings.num_generations,
+        per_device_train_batch_size=settings.num_generations * settings.prompts_per_step,
+        max_completion_length=settings.max_completion_length,
+        temperature=settings.temperature,
+        reward_weights=reward_weights,
+        use_cpu=True,
+        bf16=False,  # bf16 autocast is ~2x slower on these CPUs
+        report_to=report_to,
+        logging_steps=1,
+        save_strategy="no",
+        seed=settings.seed,
+    )
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=reward_funcs, args=config, train_dataset=dataset, processing_class=tokenizer
+    )
+    trainer.train()
+    _save_atomically(trainer, tokenizer, out_dir)
+    return trainer.state.log_history
+
+
+def reward_curve(log_history: Sequence[dict[str, Any]]) -> list[dict[str, float]]:
+    """(step, reward) rows from a GRPO log history."""
+    return [
+        {"step": float(row["step"]), "reward": float(row["reward"])}
+        for row in log_history
+        if "reward" in row and "step" in row
+    ]

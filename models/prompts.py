@@ -1,0 +1,49 @@
+"""Prompt building: system instruction + retrieved guidance + dialogue, ending inside `<think>`.
+
+The prompt ends with the assistant turn already opened by `<think>\\n` (as R1-style templates do), so
+every completion starts inside the reasoning block and must close it before the reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from models.dialogue import Turn, render_turns
+
+THINK_OPEN = "<think>\n"
+
+SYSTEM_INSTRUCTION = (
+    "You are a warm, professional emotional-support counselor. Before you answer, think inside "
+    "<think></think>: which stage the seeker is in (Exploration, Comforting or Action), what they feel, "
+    "which support strategy fits and why, and which guidance applies. After </think>, write one short, "
+    "caring reply to the seeker. If the seeker may be at risk of harming themselves, gently ask about it "
+    "and point them to immediate help such as a crisis line or emergency services.\n"
+    "Answer exactly in this form:\n<think>your reasoning</think>\nyour reply"
+)
+
+
+def render_guidance(passages: Sequence[dict[str, Any]]) -> str:
+    """Numbered passages with their strategy and stage labels."""
+    return "\n".join(
+        f"[{i}] ({p['strategy']}; stage: {p['stage']}) {p['title']}: {p['text']}"
+        for i, p in enumerate(passages, start=1)
+    )
+
+
+def build_messages(turns: Sequence[Turn], passages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+    """The chat messages the policy sees: system instruction, then guidance and dialogue."""
+    user = (
+        f"Guidance:\n{render_guidance(passages)}\n\n"
+        f"Conversation so far:\n{render_turns(turns)}\n\n"
+        "Think, then reply as the supporter."
+    )
+    return [{"role": "system", "content": SYSTEM_INSTRUCTION}, {"role": "user", "content": user}]
+
+
+def build_prompt(tokenizer, turns: Sequence[Turn], passages: Sequence[dict[str, Any]]) -> str:
+    """The full prompt text, chat template applied and the think block opened."""
+    text = tokenizer.apply_chat_template(
+        build_messages(turns, passages), tokenize=False, add_generation_prompt=True
+    )
+    return text + THINK_OPEN

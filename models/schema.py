@@ -1,0 +1,24 @@
+"""Record formats shared by every layer: the strategy and stage vocabularies and dataset names."""
+
+from __future__ import annotations
+
+# The eight ESConv support strategies, spelled exactly as in ESConv.
+STRATEGIES: tuple[str, ...] = (
+    "Question",
+    "Restatement or Paraphrasing",
+    "Reflection of feelings",
+    "Self-disclosure",
+    "Affirmation and Reassurance",
+    "Providing Suggestions",
+    "Information",
+    "Others",
+)
+
+# The three stages of helping (Hill's model, as used by ESConv), plus "any" for stage-free guidance.
+STAGES: tuple[str, ...] = ("Exploration", "Comforting", "Action")
+KNOWLEDGE_STAGES: tuple[str, ...] = (*STAGES, "any")
+
+SPEAKERS: tuple[str, ...] = ("seeker", "supporter")
+SPLITS: tuple[str, ...] = ("train", "eval")
+
+DATASETS: tuple[str, ...] = ("knowledge", "dialogues", "preferences")

@@ -1,0 +1,81 @@
+"""Turn dialogues into prompts: one example per (dialogue prefix → gold supporter reply).
+
+The same builder feeds the cold-start SFT, GRPO and evaluation, so all three see the same prompt form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from models.dialogue import contexts_for_training, last_seeker_text, render_turns, retrieval_query, infer_stage
+from models.prompts import build_prompt
+
+# Older turns are dropped so prompts stay short on a CPU; the query still sees the situation.
+MAX_CONTEXT_TURNS = 6
+
+STAGE_REASON = {
+    "Exploration": "I should first understand what happened before offering anything",
+    "Comforting": "they need to feel heard and validated",
+    "Action": "they are ready to think about a next step",
+}
+
+
+def _stable_order(key: str, seed: int) -> str:
+    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
+
+
+def build_examples(
+    dialogues: Sequence[dict[str, Any]],
+    search,
+    tokenizer,
+    *,
+    k: int,
+    max_examples: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Examples with the prompt and the columns reward functions read, in a seed-stable order.
+
+    `search(query, k)` returns guidance passages (dicts with strategy, stage, title, text).
+    """
+    candidates = []
+    for dialogue in dialogues:
+        for i, context in enumerate(contexts_for_training(dialogue)):
+            candidates.append((_stable_order(f"{dialogue['id']}:{i}", seed), dialogue, context))
+    candidates.sort(key=lambda c: c[0])
+    return [_example(d, ctx, search, tokenizer, k) for _, d, ctx in candidates[:max_examples]]
+
+
+def _example(dialogue: dict[str, Any], context: list[dict[str, Any]], search, tokenizer, k: int) -> dict[str, Any]:
+    turns = dialogue["turns"]
+    gold = turns[len(context)]
+    stage = infer_stage(len(context) / len(turns), gold.get("strategy"))
+    passages = search(retrieval_query(dialogue.get("situation", ""), context), k)
+    shown = context[-MAX_CONTEXT_TURNS:]
+    return {
+        "prompt": build_prompt(tokenizer, shown, passages),
+        "dialogue_id": dialogue["id"],
+        "guidance": [p["text"] for p in passages],
+        "guidance_strategies": [p["strategy"] for p in passages],
+        "guidance_titles": [p["title"] for p in passages],
+        "stage": stage,
+        "seeker_text": last_seeker_text(context),
+        "context_text": render_turns(shown),
+        "gold_reply": gold["text"],
+        "gold_strategy": gold.get("strategy") or "Others",
+        "emotion": dialogue.get("emotion") or "distressed",
+    }
+
+
+def cold_start_completion(example: dict[str, Any]) -> str:
+    """A reasoning-then-reply target built from the gold strategy and the retrieved guidance."""
+    strategy = example["gold_strategy"]
+    titles = example["guidance_titles"]
+    matching = [i for i, s in enumerate(example["guidance_strategies"], 1) if s == strategy] or [1]
+    think = (
+        f"The seeker is in the {example['stage']} stage and feels {example['emotion']}. "
+        f"{strategy} fits because {STAGE_REASON[example['stage']]}. "
+        f"Guidance [{matching[0]}] ({titles[matching[0] - 1] if titles else 'support'}) applies."
+    )
+    return f"{think}</think>\n{example['gold_reply']}"

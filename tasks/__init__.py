@@ -1,0 +1,1 @@
+"""Pipeline units: each stage once, callable from `dvc repro` (via `escrag stage`) and from Prefect."""

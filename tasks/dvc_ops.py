@@ -1,0 +1,86 @@
+"""DVC operations: data versioning, per-stage up-to-date checks and lock commits, md5 look-ups."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+logger = logging.getLogger(__name__)
+
+
+def _repo(root: Path):
+    from dvc.repo import Repo
+
+    return Repo(str(root))
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def data_md5(root: Path) -> str | None:
+    """The md5 of `data/` recorded in `data.dvc`: escrag's data version."""
+    outs = read_yaml(root / "data.dvc").get("outs", [])
+    return outs[0]["md5"] if outs else None
+
+
+def lock_entry(root: Path, stage: str) -> dict[str, Any]:
+    """The `dvc.lock` entry of a stage (deps, params, outs), or {} if it never ran."""
+    return read_yaml(root / "dvc.lock").get("stages", {}).get(stage, {})
+
+
+def lock_out_md5(root: Path, stage: str) -> dict[str, str]:
+    """path -> md5 of each out of a stage, from `dvc.lock`."""
+    return {o["path"]: o["md5"] for o in lock_entry(root, stage).get("outs", [])}
+
+
+def lock_dep_md5(root: Path, stage: str) -> dict[str, str]:
+    """path -> md5 of each dep of a stage, from `dvc.lock`."""
+    return {d["path"]: d["md5"] for d in lock_entry(root, stage).get("deps", [])}
+
+
+def version_data(root: Path) -> str:
+    """`dvc add data` and push it to the default remote; returns the data md5."""
+    with _repo(root) as repo:
+        repo.add(["data"])
+        pushed = repo.push(targets=[str(root / "data.dvc")])
+    md5 = data_md5(root)
+    logger.info("data version %s (%s files pushed)", md5, pushed)
+    return md5 or ""
+
+
+def stage_is_current(root: Path, stage: str) -> bool:
+    """True when the stage's deps, params and outs match `dvc.lock`: nothing to reproduce."""
+    with _repo(root) as repo:
+        return not repo.status(targets=[stage])
+
+
+def commit_stage(root: Path, stage: str) -> None:
+    """Record the stage's deps, params and outs in `dvc.lock` after it ran in-process."""
+    with _repo(root) as repo:
+        repo.commit(stage, force=True)
+
+
+def restore_bundled_data(root: Path) -> bool:
+    """On a fresh clone, materialise `data/` so that it matches `data.dvc`.
+
+    Tries the DVC cache and default remote first; falls back to the starter data bundled in git.
+    Returns True when `data/` was created.
+    """
+    data = root / "data"
+    if data.exists():
+        return False
+    try:
+        with _repo(root) as repo:
+            repo.pull(targets=[str(root / "data.dvc")])
+        if data.exists():
+            logger.info("data/ restored from the DVC remote")
+            return True
+    except Exception as exc:  # noqa: BLE001 - any remote failure falls back to the bundled copy
+        logger.info("no DVC copy of data/ (%s); using the bundled starter data", type(exc).__name__)
+    shutil.copytree(root / "starter_data", data)
+    return True

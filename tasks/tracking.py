@@ -1,0 +1,55 @@
+"""MLflow wiring: the tracking store, the experiment, runs with lineage tags, and dataset inputs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tasks.lineage import lineage_tags
+from tasks.project import Project
+
+logger = logging.getLogger(__name__)
+
+EXPERIMENT = "escrag"
+POLICY_MODEL = "escrag-policy"
+
+
+def configure(project: Project) -> str:
+    """Point MLflow at the project's store and make sure the experiment exists; returns its id."""
+    import mlflow
+
+    mlflow.set_tracking_uri(project.tracking_uri)
+    experiment = mlflow.get_experiment_by_name(EXPERIMENT)
+    if experiment is not None:
+        mlflow.set_experiment(EXPERIMENT)
+        return experiment.experiment_id
+    project.mlflow_artifacts.mkdir(parents=True, exist_ok=True)
+    experiment_id = mlflow.create_experiment(EXPERIMENT, artifact_location=project.mlflow_artifacts.as_uri())
+    mlflow.set_experiment(EXPERIMENT)
+    return experiment_id
+
+
+@contextlib.contextmanager
+def tracked_run(project: Project, stage: str, run_id: str | None = None) -> Iterator[Any]:
+    """A run tagged with the lineage contract; resumes `run_id` when given."""
+    import mlflow
+
+    configure(project)
+    with mlflow.start_run(run_id=run_id, run_name=None if run_id else stage) as run:
+        mlflow.set_tags({**lineage_tags(project.root), "escrag.stage": stage})
+        yield run
+
+
+def log_jsonl_dataset(path: Path, records: list[dict[str, Any]], name: str, digest: str, context: str) -> None:
+    """`mlflow.log_input` for a DVC-tracked dataset, with its DVC md5 as the digest."""
+    import mlflow
+    import pandas as pd
+
+    frame = pd.DataFrame([{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()}
+                          for r in records])
+    dataset = mlflow.data.from_pandas(frame, source=str(path), name=name, digest=digest[:36])
+    mlflow.log_input(dataset, context=context)

@@ -1,0 +1,115 @@
+"""Training stages: the preference reward model, the cold-start SFT and GRPO."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from models.records import dialogues_of_split, load_records
+from tasks.dvc_ops import lock_dep_md5
+from tasks.project import Project
+from tasks.tracking import log_jsonl_dataset, tracked_run
+
+logger = logging.getLogger(__name__)
+
+
+def _dataset_digest(project: Project, dataset: str) -> str:
+    return lock_dep_md5(project.root, "validate").get(f"data/{dataset}", "unversioned")
+
+
+def write_json(path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def build_split_examples(project: Project, split: str, max_examples: int) -> list[dict[str, Any]]:
+    """Prompts (with retrieved guidance) for the dialogues of one split."""
+    from transformers import AutoTokenizer
+
+    from models.embedder import load_embedder
+    from models.retriever import Retriever
+    from models.training_data import build_examples
+
+    params = project.params
+    retriever = Retriever(project.artifact("index"), params.index.table, load_embedder())
+    tokenizer = AutoTokenizer.from_pretrained(str(project.artifact("base_model")))
+    return build_examples(
+        dialogues_of_split(project.data, split),
+        lambda query, k: retriever.search(query, k=k),
+        tokenizer,
+        k=params.retrieval.k,
+        max_examples=max_examples,
+        seed=params.seed,
+    )
+
+
+def reward_model(project: Project) -> dict:
+    import mlflow
+
+    from models.embedder import embedder_path
+    from models.reward_model import train_reward_model
+
+    settings = project.params.reward_model
+    pairs = load_records(project.data, "preferences")
+    with tracked_run(project, "reward_model") as run:
+        log_jsonl_dataset(project.data / "preferences", pairs, "preferences",
+                          _dataset_digest(project, "preferences"), "training")
+        mlflow.log_params({f"reward_model.{k}": v for k, v in settings.model_dump().items()})
+        metrics = train_reward_model(
+            pairs,
+            encoder_path=embedder_path(),
+            output_dir=project.artifact("reward_model"),
+            epochs=settings.epochs,
+            learning_rate=settings.learning_rate,
+            batch_size=settings.batch_size,
+            eval_fraction=settings.eval_fraction,
+            seed=project.params.seed,
+            max_length=settings.max_length,
+        )
+        mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+    report = {**metrics, "mlflow_run_id": run.info.run_id}
+    write_json(project.reports / "reward_model.json", report)
+    return report
+
+
+def sft(project: Project) -> dict:
+    from models.policy_training import train_cold_start
+
+    settings = project.params.sft
+    examples = build_split_examples(project, "train", project.params.grpo.max_prompts)
+    history = train_cold_start(
+        project.artifact("base_model"), examples, project.artifact("sft"),
+        steps=settings.steps, learning_rate=settings.learning_rate, seed=project.params.seed,
+    )
+    losses = [row["loss"] for row in history if "loss" in row]
+    return {"examples": len(examples), "first_loss": losses[0], "last_loss": losses[-1]}
+
+
+def grpo(project: Project) -> dict:
+    import mlflow
+
+    from models.policy_training import GrpoSettings, reward_curve, train_grpo
+    from models.reward_model import RewardModelScorer
+    from models.rewards import RewardResources, build_reward_functions
+
+    params = project.params
+    settings = params.grpo
+    resources = RewardResources(preference_scorer=RewardModelScorer(project.artifact("reward_model")))
+    funcs, weights = build_reward_functions(settings.rewards, resources)
+    examples = build_split_examples(project, "train", settings.max_prompts)
+    dialogues = dialogues_of_split(project.data, "train")
+    with tracked_run(project, "grpo") as run:
+        log_jsonl_dataset(project.data / "dialogues", dialogues, "dialogues-train",
+                          _dataset_digest(project, "dialogues"), "training")
+        mlflow.log_params({f"grpo.{k}": v for k, v in settings.model_dump().items() if k != "rewards"})
+        mlflow.log_params({f"grpo.reward.{k}": v for k, v in settings.rewards.items()})
+        history = train_grpo(
+            project.artifact("sft"), examples, funcs, weights,
+            GrpoSettings(**settings.model_dump(exclude={"rewards", "max_prompts"}), seed=params.seed),
+            project.artifact("policy"), report_to=["mlflow"],
+        )
+    curve = reward_curve(history)
+    write_json(project.artifact("grpo", "run.json"), {"mlflow_run_id": run.info.run_id, "steps": len(curve)})
+    write_json(project.reports / "grpo_reward_curve.json", {"reward": curve})
+    return {"mlflow_run_id": run.info.run_id, "steps": len(curve)}
