@@ -54,8 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="ESCRAG-R1 as an auditable MLOps workflow: versioned data, a retrieval index, "
         "reward models, GRPO training, evaluation and gated promotion in the MLflow registry.",
     )
-    parser.add_argument("--project", type=Path, default=None,
-                        help="project folder (default: $ESCRAG_PROJECT or the nearest folder with dvc.yaml)")
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="project folder (default: $ESCRAG_PROJECT or the nearest folder with dvc.yaml)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

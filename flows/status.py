@@ -9,7 +9,7 @@ from tasks.project import Project
 
 
 def project_status(project: Project) -> dict[str, Any]:
-    from tasks.registry import CHAMPION, CHALLENGER, POLICY_MODEL
+    from tasks.registry import CHALLENGER, CHAMPION, POLICY_MODEL
     from tasks.tracking import configure
 
     configure(project)
@@ -36,10 +36,12 @@ def render_status(status: dict[str, Any]) -> str:
     def model(entry: dict | None) -> str:
         return f"{entry['name']} version {entry['version']} (run {entry['run_id']})" if entry else "none"
 
-    return "\n".join([
-        f"project:       {status['project']}",
-        f"tracking URI:  {status['tracking_uri']}",
-        f"data version:  {status['data_version'] or 'unversioned'}",
-        f"champion:      {model(status['champion'])}",
-        f"challenger:    {model(status['challenger'])}",
-    ])
+    return "\n".join(
+        [
+            f"project:       {status['project']}",
+            f"tracking URI:  {status['tracking_uri']}",
+            f"data version:  {status['data_version'] or 'unversioned'}",
+            f"champion:      {model(status['champion'])}",
+            f"challenger:    {model(status['challenger'])}",
+        ]
+    )

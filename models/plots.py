@@ -20,8 +20,10 @@ def plot_reward_curve(curve: Sequence[Mapping[str, float]], path: Path, window: 
     plt = _pyplot()
     steps = [row["step"] for row in curve]
     rewards = [row["reward"] for row in curve]
-    smooth = [sum(rewards[max(0, i - window + 1) : i + 1]) / len(rewards[max(0, i - window + 1) : i + 1])
-              for i in range(len(rewards))]
+    smooth = [
+        sum(rewards[max(0, i - window + 1) : i + 1]) / len(rewards[max(0, i - window + 1) : i + 1])
+        for i in range(len(rewards))
+    ]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(steps, rewards, "o-", alpha=0.4, label="reward per step")
     ax.plot(steps, smooth, "-", linewidth=2, label=f"moving average ({window})")

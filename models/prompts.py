@@ -14,19 +14,26 @@ from models.dialogue import Turn, render_turns
 THINK_OPEN = "<think>\n"
 
 SYSTEM_INSTRUCTION = (
-    "You are a warm, professional emotional-support counselor. Before you answer, think inside "
-    "<think></think>: which stage the seeker is in (Exploration, Comforting or Action), what they feel, "
-    "which support strategy fits and why, and which guidance applies. After </think>, write one short, "
-    "caring reply to the seeker. If the seeker may be at risk of harming themselves, gently ask about it "
-    "and point them to immediate help such as a crisis line or emergency services.\n"
-    "Answer exactly in this form:\n<think>your reasoning</think>\nyour reply"
+    "You are a warm, professional emotional-support counselor. First think briefly inside <think></think>: "
+    "the seeker's stage (Exploration, Comforting or Action), their feelings, the strategy that fits and the "
+    "guidance that applies. Then write one short, caring reply. If the seeker may harm themselves, point "
+    "them to immediate help such as a crisis line or emergency services.\n"
+    "Form: <think>reasoning</think>\nreply"
 )
+
+# Passages are cut to this many words in the prompt to keep CPU steps short; rewards see them whole.
+PROMPT_PASSAGE_WORDS = 40
+
+
+def _shorten(text: str, words: int = PROMPT_PASSAGE_WORDS) -> str:
+    parts = text.split()
+    return text if len(parts) <= words else " ".join(parts[:words]) + " …"
 
 
 def render_guidance(passages: Sequence[dict[str, Any]]) -> str:
     """Numbered passages with their strategy and stage labels."""
     return "\n".join(
-        f"[{i}] ({p['strategy']}; stage: {p['stage']}) {p['title']}: {p['text']}"
+        f"[{i}] ({p['strategy']}; stage: {p['stage']}) {p['title']}: {_shorten(p['text'])}"
         for i, p in enumerate(passages, start=1)
     )
 
@@ -43,7 +50,5 @@ def build_messages(turns: Sequence[Turn], passages: Sequence[dict[str, Any]]) ->
 
 def build_prompt(tokenizer, turns: Sequence[Turn], passages: Sequence[dict[str, Any]]) -> str:
     """The full prompt text, chat template applied and the think block opened."""
-    text = tokenizer.apply_chat_template(
-        build_messages(turns, passages), tokenize=False, add_generation_prompt=True
-    )
+    text = tokenizer.apply_chat_template(build_messages(turns, passages), tokenize=False, add_generation_prompt=True)
     return text + THINK_OPEN

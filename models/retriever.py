@@ -39,9 +39,7 @@ def _embed(embedder, texts: list[str], batch_size: int) -> np.ndarray:
     ).astype(np.float32)
 
 
-def build_index(
-    records: list[dict[str, Any]], db_dir: Path, table: str, embedder, batch_size: int = 64
-) -> IndexInfo:
+def build_index(records: list[dict[str, Any]], db_dir: Path, table: str, embedder, batch_size: int = 64) -> IndexInfo:
     """(Re)write the guidance table from knowledge records and build its full-text index."""
     import lancedb
     from lancedb.index import FTS

@@ -9,11 +9,11 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from models.dialogue import contexts_for_training, last_seeker_text, render_turns, retrieval_query, infer_stage
+from models.dialogue import contexts_for_training, infer_stage, last_seeker_text, render_turns, retrieval_query
 from models.prompts import build_prompt
 
 # Older turns are dropped so prompts stay short on a CPU; the query still sees the situation.
-MAX_CONTEXT_TURNS = 6
+MAX_CONTEXT_TURNS = 4
 
 STAGE_REASON = {
     "Exploration": "I should first understand what happened before offering anything",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +15,18 @@ import yaml
 logger = logging.getLogger(__name__)
 
 
-def _repo(root: Path):
+@contextlib.contextmanager
+def _repo(root: Path) -> Iterator[Any]:
+    """A DVC repo opened from inside its root: DVC resolves stage and target paths against the cwd."""
     from dvc.repo import Repo
 
-    return Repo(str(root))
+    previous = Path.cwd()
+    os.chdir(root)
+    try:
+        with Repo(str(root)) as repo:
+            yield repo
+    finally:
+        os.chdir(previous)
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -47,7 +58,7 @@ def version_data(root: Path) -> str:
     """`dvc add data` and push it to the default remote; returns the data md5."""
     with _repo(root) as repo:
         repo.add(["data"])
-        pushed = repo.push(targets=[str(root / "data.dvc")])
+        pushed = repo.push(targets=["data.dvc"])
     md5 = data_md5(root)
     logger.info("data version %s (%s files pushed)", md5, pushed)
     return md5 or ""
@@ -76,7 +87,7 @@ def restore_bundled_data(root: Path) -> bool:
         return False
     try:
         with _repo(root) as repo:
-            repo.pull(targets=[str(root / "data.dvc")])
+            repo.pull(targets=["data.dvc"])
         if data.exists():
             logger.info("data/ restored from the DVC remote")
             return True

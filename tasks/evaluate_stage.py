@@ -10,8 +10,8 @@ from typing import Any
 
 from models.records import dialogues_of_split
 from tasks.project import Project
-from tasks.train_stages import _dataset_digest, build_split_examples, write_json
 from tasks.tracking import log_jsonl_dataset, tracked_run
+from tasks.train_stages import build_split_examples, dataset_digest, write_json
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +80,13 @@ def evaluate(project: Project) -> dict:
     }
     write_json(project.reports / "evaluate.json", report)
     with tracked_run(project, "grpo", run_id=run_id):
-        log_jsonl_dataset(project.data / "dialogues", dialogues_of_split(project.data, "eval"), "dialogues-eval",
-                          _dataset_digest(project, "dialogues"), "evaluation")
+        log_jsonl_dataset(
+            project.data / "dialogues",
+            dialogues_of_split(project.data, "eval"),
+            "dialogues-eval",
+            dataset_digest(project, "dialogues"),
+            "evaluation",
+        )
         for model, summary in summaries.items():
             mlflow.log_metrics({f"eval.{model}.{k}": v for k, v in summary.items()})
         for path in plots:

@@ -14,9 +14,7 @@ UPSTREAM_STAGES = ("validate", "base_model", "index", "reward_model", "sft")
 
 def _git(root: Path, *args: str) -> str:
     try:
-        return subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 

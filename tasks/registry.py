@@ -30,7 +30,9 @@ class Decision:
 
     def summary(self) -> str:
         verdict = "promoted to champion" if self.promoted else "not promoted"
-        champion = f"champion: {POLICY_MODEL} version {self.champion_version}" if self.champion_version else "champion: none"
+        champion = "champion: none"
+        if self.champion_version:
+            champion = f"champion: {POLICY_MODEL} version {self.champion_version}"
         return f"{POLICY_MODEL} version {self.version} {verdict}: {self.reason}\n{champion}"
 
 
@@ -59,7 +61,9 @@ def register_candidate(project: Project) -> str:
     policy = pipeline("text-generation", model=str(project.artifact("policy")), device="cpu")
     with mlflow.start_run(run_id=run_id):
         info = mlflow.transformers.log_model(
-            transformers_model=policy, name="policy", pip_requirements=PIP_REQUIREMENTS,
+            transformers_model=policy,
+            name="policy",
+            pip_requirements=PIP_REQUIREMENTS,
             registered_model_name=POLICY_MODEL,
         )
     version = str(info.registered_model_version)
@@ -103,8 +107,10 @@ def gate(project: Project, candidate: dict, base: dict, champion: dict | None) -
         reasons.append(f"{metric} {candidate[metric]:.3f} {'>' if ok else '<='} {name} {other[metric]:.3f} + {delta}")
     fmt_ok = candidate["format_compliance"] >= settings.min_format_compliance
     passed &= fmt_ok
-    reasons.append(f"format compliance {candidate['format_compliance']:.2f} "
-                   f"{'>=' if fmt_ok else '<'} {settings.min_format_compliance}")
+    reasons.append(
+        f"format compliance {candidate['format_compliance']:.2f} "
+        f"{'>=' if fmt_ok else '<'} {settings.min_format_compliance}"
+    )
     return passed, "; ".join(reasons)
 
 

@@ -49,7 +49,8 @@ def log_jsonl_dataset(path: Path, records: list[dict[str, Any]], name: str, dige
     import mlflow
     import pandas as pd
 
-    frame = pd.DataFrame([{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()}
-                          for r in records])
+    frame = pd.DataFrame(
+        [{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()} for r in records]
+    )
     dataset = mlflow.data.from_pandas(frame, source=str(path), name=name, digest=digest[:36])
     mlflow.log_input(dataset, context=context)

@@ -14,7 +14,7 @@ from tasks.tracking import log_jsonl_dataset, tracked_run
 logger = logging.getLogger(__name__)
 
 
-def _dataset_digest(project: Project, dataset: str) -> str:
+def dataset_digest(project: Project, dataset: str) -> str:
     return lock_dep_md5(project.root, "validate").get(f"data/{dataset}", "unversioned")
 
 
@@ -53,8 +53,9 @@ def reward_model(project: Project) -> dict:
     settings = project.params.reward_model
     pairs = load_records(project.data, "preferences")
     with tracked_run(project, "reward_model") as run:
-        log_jsonl_dataset(project.data / "preferences", pairs, "preferences",
-                          _dataset_digest(project, "preferences"), "training")
+        log_jsonl_dataset(
+            project.data / "preferences", pairs, "preferences", dataset_digest(project, "preferences"), "training"
+        )
         mlflow.log_params({f"reward_model.{k}": v for k, v in settings.model_dump().items()})
         metrics = train_reward_model(
             pairs,
@@ -79,8 +80,12 @@ def sft(project: Project) -> dict:
     settings = project.params.sft
     examples = build_split_examples(project, "train", project.params.grpo.max_prompts)
     history = train_cold_start(
-        project.artifact("base_model"), examples, project.artifact("sft"),
-        steps=settings.steps, learning_rate=settings.learning_rate, seed=project.params.seed,
+        project.artifact("base_model"),
+        examples,
+        project.artifact("sft"),
+        steps=settings.steps,
+        learning_rate=settings.learning_rate,
+        seed=project.params.seed,
     )
     losses = [row["loss"] for row in history if "loss" in row]
     return {"examples": len(examples), "first_loss": losses[0], "last_loss": losses[-1]}
@@ -100,14 +105,19 @@ def grpo(project: Project) -> dict:
     examples = build_split_examples(project, "train", settings.max_prompts)
     dialogues = dialogues_of_split(project.data, "train")
     with tracked_run(project, "grpo") as run:
-        log_jsonl_dataset(project.data / "dialogues", dialogues, "dialogues-train",
-                          _dataset_digest(project, "dialogues"), "training")
+        log_jsonl_dataset(
+            project.data / "dialogues", dialogues, "dialogues-train", dataset_digest(project, "dialogues"), "training"
+        )
         mlflow.log_params({f"grpo.{k}": v for k, v in settings.model_dump().items() if k != "rewards"})
         mlflow.log_params({f"grpo.reward.{k}": v for k, v in settings.rewards.items()})
         history = train_grpo(
-            project.artifact("sft"), examples, funcs, weights,
+            project.artifact("sft"),
+            examples,
+            funcs,
+            weights,
             GrpoSettings(**settings.model_dump(exclude={"rewards", "max_prompts"}), seed=params.seed),
-            project.artifact("policy"), report_to=["mlflow"],
+            project.artifact("policy"),
+            report_to=["mlflow"],
         )
     curve = reward_curve(history)
     write_json(project.artifact("grpo", "run.json"), {"mlflow_run_id": run.info.run_id, "steps": len(curve)})
