@@ -100,8 +100,8 @@ def test_run_promotes_a_champion_and_says_so_last(project, first_run):
     last = first_run.stdout.strip().splitlines()[-1]
     assert last == "champion: escrag-policy version 1"
     champion = _client(project).get_model_version_by_alias("escrag-policy", "champion")
-    assert champion.version == "1"
-    assert _client(project).get_model_version_by_alias("escrag-policy", "challenger").version == "1"
+    assert str(champion.version) == "1"
+    assert str(_client(project).get_model_version_by_alias("escrag-policy", "challenger").version) == "1"
     assert champion.tags["promotion.decision"] == "promoted"
 
 
