@@ -9,19 +9,21 @@ import sys
 from pathlib import Path
 
 from models.config import ParamsError
+from tasks.build_stages import DataValidationError
+from tasks.jsonl_reader import DataError
 from tasks.project import Project, ProjectNotFoundError, apply_service_environment
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def _project(args: argparse.Namespace) -> Project:
+def project_from(args: argparse.Namespace) -> Project:
     project = Project.discover(args.project)
     apply_service_environment(project.root)
     return project
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    project = _project(args)
+    project = project_from(args)
     project.params  # noqa: B018 - fail on bad params before starting Prefect
     from flows.retrain import retrain
 
@@ -31,7 +33,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_stage(args: argparse.Namespace) -> int:
-    project = _project(args)
+    project = project_from(args)
     project.params  # noqa: B018
     from tasks.stages import STAGES
 
@@ -43,7 +45,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from flows.status import project_status, render_status
 
-    status = project_status(_project(args))
+    status = project_status(project_from(args))
     print(json.dumps(status, indent=2) if args.json else render_status(status))
     return EXIT_OK
 
@@ -75,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="tracking URI, data version and the current champion")
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.set_defaults(func=cmd_status)
+
+    from flows import search
+
+    search.add_parser(sub)
+    search.add_eval_parser(sub)
     return parser
 
 
@@ -86,16 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         return args.func(args)
-    except (ParamsError, ProjectNotFoundError) as exc:
+    except (ParamsError, ProjectNotFoundError, FileNotFoundError, DataError, DataValidationError) as exc:
         print(f"escrag: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as exc:
-        from tasks.build_stages import DataValidationError
-
-        if isinstance(exc, DataValidationError):
-            print(f"escrag: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        raise
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ class IndexInfo:
     table: str
     version: int
     rows: int
+    embedded: int
+    deleted: int
+    ann: bool
 
 
 def _embed(embedder, texts: list[str], batch_size: int) -> np.ndarray:
@@ -39,20 +42,92 @@ def _embed(embedder, texts: list[str], batch_size: int) -> np.ndarray:
     ).astype(np.float32)
 
 
-def build_index(records: list[dict[str, Any]], db_dir: Path, table: str, embedder, batch_size: int = 64) -> IndexInfo:
-    """(Re)write the guidance table from knowledge records and build its full-text index."""
-    import lancedb
-    from lancedb.index import FTS
-
-    vectors = _embed(embedder, [r["text"] for r in records], batch_size)
-    rows = [
+def _rows(records: list[dict[str, Any]], embedder, batch_size: int) -> list[dict[str, Any]]:
+    vectors = _embed(embedder, [r["text"] for r in records], batch_size) if records else []
+    return [
         {**{f: str(r.get(f, "")) for f in RESULT_FIELDS}, "content_hash": content_hash(r), "vector": v.tolist()}
         for r, v in zip(records, vectors, strict=True)
     ]
+
+
+def _id_list(ids: list[str]) -> str:
+    return ", ".join(f"'{_quote(i)}'" for i in ids)
+
+
+def sync_index(
+    records: list[dict[str, Any]],
+    db_dir: Path,
+    table: str,
+    embedder,
+    *,
+    batch_size: int = 64,
+    ann_threshold: int = 5000,
+    data_version: str | None = None,
+) -> IndexInfo:
+    """Bring the guidance table in line with `records`, embedding only new or changed passages.
+
+    Passages are matched by id and compared by content hash; removed ones are deleted. Each resulting
+    table version is tagged with the data version it was built from.
+    """
+    import lancedb
+
     db = lancedb.connect(str(db_dir))
-    tbl = db.create_table(table, data=rows, mode="overwrite")
-    tbl.create_index("text", config=FTS(), replace=True)
-    return IndexInfo(table=table, version=tbl.version, rows=tbl.count_rows())
+    wanted = {r["id"]: (r, content_hash(r)) for r in records}
+    existing: dict[str, str] = {}
+    if table in db.list_tables().tables:
+        tbl = db.open_table(table)
+        current = tbl.to_arrow().select(["id", "content_hash"]).to_pylist()
+        existing = {row["id"]: row["content_hash"] for row in current}
+    stale = [i for i, h in existing.items() if wanted.get(i, (None, None))[1] != h]
+    fresh = [r for i, (r, h) in wanted.items() if existing.get(i) != h]
+    logger.info(
+        "index %s: %d to embed, %d to delete, %d unchanged", table, len(fresh), len(stale), len(wanted) - len(fresh)
+    )
+    if not existing:
+        tbl = db.create_table(table, data=_rows(fresh, embedder, batch_size), mode="overwrite")
+    else:
+        if stale:
+            tbl.delete(f"id IN ({_id_list(stale)})")
+        if fresh:
+            tbl.add(_rows(fresh, embedder, batch_size))
+    changed = bool(fresh or stale)
+    ann = _ensure_indices(tbl, changed, ann_threshold)
+    if data_version:
+        _tag(tbl, f"data-{data_version.removesuffix('.dir')}")
+    return IndexInfo(table, tbl.version, tbl.count_rows(), len(fresh), len(stale), ann)
+
+
+def _ensure_indices(tbl, changed: bool, ann_threshold: int) -> bool:
+    """BM25 over the text always; an ANN index only past the size threshold (exact search below it)."""
+    from lancedb.index import FTS
+
+    names = {i.name for i in tbl.list_indices()}
+    if changed or "text_idx" not in names:
+        tbl.create_index("text", config=FTS(), replace=True)
+    rows = tbl.count_rows()
+    if rows < ann_threshold:
+        if "vector_idx" in names:
+            tbl.drop_index("vector_idx")
+        return False
+    if changed or "vector_idx" not in names:
+        partitions = max(1, int(rows**0.5))
+        tbl.create_index(
+            metric="cosine",
+            vector_column_name="vector",
+            index_type="IVF_PQ",
+            num_partitions=partitions,
+            num_sub_vectors=48,
+            replace=True,
+        )
+    return True
+
+
+def _tag(tbl, name: str) -> None:
+    tags = tbl.tags.list()
+    if name in tags:
+        tbl.tags.update(name, tbl.version)
+    else:
+        tbl.tags.create(name, tbl.version)
 
 
 class Retriever:

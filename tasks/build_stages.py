@@ -45,13 +45,28 @@ def base_model(project: Project) -> dict:
 
 def index(project: Project) -> dict:
     from models.embedder import load_embedder
-    from models.retriever import build_index
+    from models.retriever import sync_index
+    from tasks.dvc_ops import data_md5
 
     settings = project.params.index
     out = project.artifact("index")
-    info = build_index(
-        load_records(project.data, "knowledge"), out, settings.table, load_embedder(), settings.batch_size
+    info = sync_index(
+        load_records(project.data, "knowledge"),
+        out,
+        settings.table,
+        load_embedder(),
+        batch_size=settings.batch_size,
+        ann_threshold=settings.ann_threshold,
+        data_version=data_md5(project.root),
     )
-    meta = {"table": info.table, "version": info.version, "rows": info.rows}
+    meta = {
+        "table": info.table,
+        "version": info.version,
+        "rows": info.rows,
+        "embedded": info.embedded,
+        "deleted": info.deleted,
+        "ann_index": info.ann,
+        "data_version": data_md5(project.root),
+    }
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     return meta

@@ -6,6 +6,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 
 from models.records import dialogues_of_split
@@ -55,6 +56,15 @@ def evaluate_models(project: Project, models: dict[str, Path]) -> tuple[dict[str
     return summaries, details
 
 
+def reward_trend(curve: list[dict[str, float]], window: int = 5) -> dict[str, float]:
+    """Mean training reward over the first and the last `window` GRPO steps, and the rise between them."""
+    rewards = [row["reward"] for row in curve]
+    if not rewards:
+        return {}
+    first, last = fmean(rewards[:window]), fmean(rewards[-window:])
+    return {"training_reward_first": first, "training_reward_last": last, "training_reward_rise": last - first}
+
+
 def evaluate(project: Project) -> dict:
     import mlflow
 
@@ -75,8 +85,7 @@ def evaluate(project: Project) -> dict:
         "candidate": summaries["candidate"],
         "base": summaries["base"],
         "delta_vs_base": {k: summaries["candidate"][k] - summaries["base"][k] for k in summaries["candidate"]},
-        "training_reward_first": curve[0]["reward"] if curve else None,
-        "training_reward_last": curve[-1]["reward"] if curve else None,
+        **reward_trend(curve),
     }
     write_json(project.reports / "evaluate.json", report)
     with tracked_run(project, "grpo", run_id=run_id):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tasks import build_stages, evaluate_stage, train_stages
+from tasks import build_stages, evaluate_stage, retrieval_stage, train_stages
 from tasks.project import Project
 
 StageFn = Callable[[Project], dict]
@@ -13,6 +13,7 @@ STAGES: dict[str, StageFn] = {
     "validate": build_stages.validate,
     "base_model": build_stages.base_model,
     "index": build_stages.index,
+    "retrieval_eval": retrieval_stage.retrieval_eval,
     "reward_model": train_stages.reward_model,
     "sft": train_stages.sft,
     "grpo": train_stages.grpo,

@@ -10,12 +10,12 @@ from models.records import load_records
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory, starter_data):
     from models.embedder import load_embedder
-    from models.retriever import Retriever, build_index
+    from models.retriever import Retriever, sync_index
 
     db = tmp_path_factory.mktemp("index")
     records = load_records(starter_data, "knowledge")
-    info = build_index(records, db, "guidance", load_embedder(), batch_size=64)
-    assert info.rows == len(records)
+    info = sync_index(records, db, "guidance", load_embedder(), batch_size=64, data_version="abc.dir")
+    assert info.rows == info.embedded == len(records)
     return Retriever(db, "guidance", load_embedder())
 
 
@@ -37,3 +37,25 @@ def test_stage_filter_keeps_stage_and_any(retriever):
 def test_crisis_query_finds_crisis_guidance(retriever):
     hits = retriever.search("I want to end my life, I have pills saved up", k=3)
     assert any("crisis" in h["id"] or h["stage"] == "any" for h in hits)
+
+
+def test_reindexing_embeds_only_what_changed(tmp_path, starter_data):
+    import lancedb
+
+    from models.embedder import load_embedder
+    from models.retriever import sync_index
+
+    records = load_records(starter_data, "knowledge")[:30]
+    first = sync_index(records, tmp_path, "guidance", load_embedder(), data_version="v1.dir")
+    again = sync_index(records, tmp_path, "guidance", load_embedder(), data_version="v1.dir")
+    assert (first.embedded, again.embedded, again.deleted) == (30, 0, 0)
+
+    changed = [dict(r) for r in records[1:]]  # first passage removed
+    changed[0]["text"] += " Keep your voice calm."  # second passage edited
+    changed.append({**records[0], "id": "kn-new-1", "text": "A brand new passage about sleep."})
+    third = sync_index(changed, tmp_path, "guidance", load_embedder(), data_version="v2.dir")
+    assert (third.embedded, third.deleted, third.rows) == (2, 2, 30)
+
+    tags = lancedb.connect(str(tmp_path)).open_table("guidance").tags.list()
+    assert {"data-v1", "data-v2"} <= set(tags)
+    assert tags["data-v2"]["version"] == third.version

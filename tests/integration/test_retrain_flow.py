@@ -160,7 +160,9 @@ def test_second_run_skips_every_stage_and_registers_nothing_new(project, first_r
     result = _escrag(project, "run")
     assert result.returncode == 0, result.stderr[-4000:]
     logs = result.stdout + result.stderr
-    for stage in ("validate", "base_model", "index", "reward_model", "sft", "grpo", "evaluate"):
+    from tasks.stages import PIPELINE_ORDER
+
+    for stage in PIPELINE_ORDER:
         assert f"stage {stage}: up to date, skipped" in logs
     versions = _client(project).search_model_versions("name='escrag-policy'")
     assert len(versions) == 1
