@@ -184,3 +184,24 @@ def test_bad_params_stop_before_anything_runs(tmp_path, repo_root, change, key):
     assert key in result.stderr
     assert not (root / "artifacts").exists()
     assert not (root / ".mlflow").exists(), "nothing may be tracked or registered"
+
+
+def test_search_cli_returns_passages_with_every_field(project, first_run):
+    result = _escrag(project, "search", "I lost my job and I can't stop worrying about rent", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    hits = json.loads(result.stdout)
+    assert len(hits) == 5
+    assert all(set(h) == {"id", "strategy", "stage", "title", "text", "score"} for h in hits)
+
+
+def test_search_cli_stage_filter_and_dialogue_query(project, first_run, tmp_path):
+    result = _escrag(project, "search", "what can I do about my debts", "--stage", "Action", "--json", "--k", "8")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert {h["stage"] for h in json.loads(result.stdout)} <= {"Action", "any"}
+    dialogue = (project / "data" / "dialogues" / "dialogues.jsonl").read_text().splitlines()[0]
+    (tmp_path / "one.jsonl").write_text(dialogue + "\n")
+    result = _escrag(project, "search", "--dialogue", str(tmp_path / "one.jsonl"), "--mode", "vector", "--json")
+    assert result.returncode == 0 and len(json.loads(result.stdout)) == 5
+    (tmp_path / "bad.jsonl").write_text('{"id": "x", "turns": "not a list"}\n')
+    result = _escrag(project, "search", "--dialogue", str(tmp_path / "bad.jsonl"))
+    assert result.returncode == 2 and "bad.jsonl:1" in result.stderr and "turns" in result.stderr
