@@ -78,10 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.set_defaults(func=cmd_status)
 
-    from flows import search
+    from flows import data_cli, search
 
     search.add_parser(sub)
     search.add_eval_parser(sub)
+    data_cli.add_parser(sub)
     return parser
 
 

@@ -95,3 +95,45 @@ def restore_bundled_data(root: Path) -> bool:
         logger.info("no DVC copy of data/ (%s); using the bundled starter data", type(exc).__name__)
     shutil.copytree(root / "starter_data", data)
     return True
+
+
+def data_is_current(root: Path) -> bool:
+    """True when `data/` holds exactly what `data.dvc` records (`dvc status data.dvc` is clean)."""
+    with _repo(root) as repo:
+        return not repo.status(targets=["data.dvc"])
+
+
+def cache_dir(root: Path) -> Path:
+    """The local DVC cache folder of md5 objects (`.dvc/cache/files/md5` unless configured elsewhere)."""
+    with _repo(root) as repo:
+        return Path(repo.cache.local.path)
+
+
+def fetch_data(root: Path, rev: str | None = None) -> None:
+    """Fetch the objects of `data.dvc` (at git revision `rev`, or the workspace) from the default remote."""
+    with _repo(root) as repo:
+        repo.fetch(targets=["data.dvc"], revs=[rev] if rev else None)
+
+
+def checkout_data(root: Path) -> None:
+    """Make `data/` match `data.dvc` exactly (extra files removed), pulling missing objects from the remote."""
+    with _repo(root) as repo:
+        try:
+            repo.checkout(targets=["data.dvc"], force=True)
+        except Exception as exc:  # noqa: BLE001 - DVC raises CheckoutError when objects are not cached
+            logger.info("checkout from the cache failed (%s); pulling from the remote", type(exc).__name__)
+            repo.pull(targets=["data.dvc"], force=True)
+
+
+def add_data(root: Path) -> str:
+    """`dvc add data` (cache the files, rewrite data.dvc) without pushing; returns the data md5."""
+    with _repo(root) as repo:
+        repo.scm_context.quiet = True  # escrag commits data.dvc itself: no "git add data.dvc" hint
+        repo.add(["data"])
+    return data_md5(root) or ""
+
+
+def push_data(root: Path) -> int:
+    """`dvc push data.dvc` to the default remote; returns how many objects were pushed."""
+    with _repo(root) as repo:
+        return repo.push(targets=["data.dvc"])
