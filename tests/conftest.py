@@ -7,21 +7,16 @@ from pathlib import Path
 
 import pytest
 
-for key, value in {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "MLFLOW_DISABLE_TELEMETRY": "true",
-    "DVC_NO_ANALYTICS": "1",
-    "GX_ANALYTICS_ENABLED": "false",
-    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
-    "TOKENIZERS_PARALLELISM": "false",
-}.items():
-    os.environ.setdefault(key, value)
-os.environ.pop("MLFLOW_TRACKING_URI", None)  # tests use stores inside their temporary projects
+from tasks.project import service_environment
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_ESCONV = REPO_ROOT.parent / "shared" / "data" / "esconv"
+
+# The same offline, telemetry-free environment as a real run; Prefect state stays per test project.
+for key, value in service_environment(REPO_ROOT).items():
+    if key != "PREFECT_HOME":
+        os.environ.setdefault(key, value)
+os.environ.pop("MLFLOW_TRACKING_URI", None)  # tests use stores inside their temporary projects
 
 
 @pytest.fixture(scope="session")
