@@ -32,7 +32,7 @@ def validate(project: Project) -> dict:
         more = f"\n  … and {len(report.issues) - 20} more" if len(report.issues) > 20 else ""
         raise DataValidationError(
             f"data validation failed ({len(report.issues)} issues):\n{shown}{more}\n"
-            f"report: {report.report_json}\ndata docs: {report.data_docs_index}"
+            f"report: {report.report_json.with_name('report.html')}\ndata docs: {report.data_docs_index}"
         )
     return {"records": report.counts, "report": str(report.report_json)}
 

@@ -20,6 +20,7 @@ from models.schema import DATASETS
 from tasks.jsonl_reader import DataError, Record, read_jsonl
 from tasks.pii import ADDRESS_RE, EMAIL_RE, PHONE_RE, PII_PATTERNS, redact_pii
 from tasks.validation_frames import _frames
+from tasks.validation_html import write_html_report
 from tasks.validation_suites import _expectations
 
 __all__ = [
@@ -245,6 +246,7 @@ def validate_data(
         + "\n",
         encoding="utf-8",
     )
+    write_html_report(report, report_dir / "report.html")
     for issue in issues[:_MAX_LOGGED]:
         (logger.error if issue.severity == "error" else logger.warning)("%s", issue)
     if len(issues) > _MAX_LOGGED:

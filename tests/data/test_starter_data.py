@@ -18,6 +18,7 @@ def test_starter_data_passes_validation(tmp_path, starter_data):
     report = validate_data(starter_data, tmp_path / "report")
     assert report.success, [str(i) for i in report.issues[:5]]
     assert report.data_docs_index is not None and report.data_docs_index.exists()
+    assert "escrag data validation" in (tmp_path / "report" / "report.html").read_text()
 
 
 def test_knowledge_covers_every_strategy_and_stage(starter_data):
