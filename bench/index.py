@@ -25,8 +25,10 @@ MODES = ("vector", "fts", "hybrid")
 def corpus(n: int) -> list[dict]:
     """The starter passages, repeated with a numbered variation until there are n."""
     base = load_records(ROOT / "starter_data", "knowledge")
-    return [{**p, "id": f"{p['id']}-{i}", "text": f"{p['text']} (variant {i // len(base)})"}
-            for i, p in zip(range(n), (base * (n // len(base) + 1)), strict=False)]
+    return [
+        {**p, "id": f"{p['id']}-{i}", "text": f"{p['text']} (variant {i // len(base)})"}
+        for i, p in zip(range(n), (base * (n // len(base) + 1)), strict=False)
+    ]
 
 
 def indexing(n: int) -> dict[str, float]:
@@ -59,8 +61,14 @@ def scaled_table(db: Path, n: int, ann_threshold: int) -> None:
     for i in range(n):
         r, v = records[i % len(records)], vectors[i % len(records)]
         noisy = v + rng.normal(0, 0.02, v.shape)
-        rows.append({**{f: str(r[f]) for f in RESULT_FIELDS}, "id": f"p{i}", "content_hash": content_hash(r),
-                     "vector": (noisy / np.linalg.norm(noisy)).astype(np.float32).tolist()})
+        rows.append(
+            {
+                **{f: str(r[f]) for f in RESULT_FIELDS},
+                "id": f"p{i}",
+                "content_hash": content_hash(r),
+                "vector": (noisy / np.linalg.norm(noisy)).astype(np.float32).tolist(),
+            }
+        )
     tbl = lancedb.connect(str(db)).create_table("guidance", data=rows, mode="overwrite")
     from models.retriever import _ensure_indices
 
@@ -94,8 +102,10 @@ def main() -> None:
     idx = indexing(args.index_n)
     print(f"indexing {idx['n']} passages: raw encode {idx['raw_s']:.2f} s, escrag sync_index {idx['escrag_s']:.2f} s")
     print(f"  throughput ratio escrag/raw: {idx['raw_s'] / idx['escrag_s']:.2f}x")
-    print(f"  re-index unchanged: {idx['reindex_s']:.3f} s = {100 * idx['reindex_s'] / idx['escrag_s']:.1f}% "
-          "of a full build")
+    print(
+        f"  re-index unchanged: {idx['reindex_s']:.3f} s = {100 * idx['reindex_s'] / idx['escrag_s']:.1f}% "
+        "of a full build"
+    )
     dialogues = load_records(ROOT / "starter_data", "dialogues")
     queries = [t["text"] for d in dialogues for t in d["turns"] if t["speaker"] == "seeker"][: args.queries]
     print(f"\nquery latency, k=5, {len(queries)} queries (ms; ANN index from {args.ann_threshold} passages)")

@@ -10,13 +10,16 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
+EVAL_TEMPERATURE = 0.7
+EVAL_TOP_P = 0.9
+
 ScoreFn = Callable[[str, dict[str, Any]], dict[str, float]]
 
 
 def generate_completions(
-    model_dir: Path | str, prompts: Sequence[str], max_new_tokens: int, batch_size: int = 8
+    model_dir: Path | str, prompts: Sequence[str], max_new_tokens: int, batch_size: int = 8, seed: int = 13
 ) -> list[str]:
-    """Greedy completions (the text after the prompt), batched with left padding."""
+    """Seeded sampled completions (the text after the prompt), batched with left padding."""
     import torch
     from tqdm.auto import tqdm
 
@@ -24,13 +27,21 @@ def generate_completions(
 
     model, tokenizer = load_policy(model_dir)
     model.eval()
+    torch.manual_seed(seed)
     completions: list[str] = []
     for start in tqdm(range(0, len(prompts), batch_size), desc=f"generate {Path(str(model_dir)).name}"):
         batch = list(prompts[start : start + batch_size])
         enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False)
         with torch.no_grad():
             out = model.generate(
-                **enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+                **enc,
+                max_new_tokens=max_new_tokens,
+                # Greedy decoding of a 135M model loops ("</think>" again and again); seeded sampling at
+                # a moderate temperature is what the policy was trained with, and is repeatable.
+                do_sample=True,
+                temperature=EVAL_TEMPERATURE,
+                top_p=EVAL_TOP_P,
+                pad_token_id=tokenizer.pad_token_id,
             )
         new_tokens = out[:, enc["input_ids"].shape[1] :]
         completions.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))

@@ -16,9 +16,9 @@ from models.prompts import build_prompt
 MAX_CONTEXT_TURNS = 4
 
 STAGE_REASON = {
-    "Exploration": "I should first understand what happened before offering anything",
-    "Comforting": "they need to feel heard and validated",
-    "Action": "they are ready to think about a next step",
+    "Exploration": "first understand what happened",
+    "Comforting": "they need to feel heard",
+    "Action": "they are ready for a next step",
 }
 
 
@@ -74,8 +74,8 @@ def cold_start_completion(example: dict[str, Any]) -> str:
     titles = example["guidance_titles"]
     matching = [i for i, s in enumerate(example["guidance_strategies"], 1) if s == strategy] or [1]
     think = (
-        f"The seeker is in the {example['stage']} stage and feels {example['emotion']}. "
-        f"{strategy} fits because {STAGE_REASON[example['stage']]}. "
+        f"Stage: {example['stage']}. They feel {example['emotion']}. "
+        f"{strategy} fits: {STAGE_REASON[example['stage']]}. "
         f"Guidance [{matching[0]}] ({titles[matching[0] - 1] if titles else 'support'}) applies."
     )
     return f"{think}</think>\n{example['gold_reply']}"

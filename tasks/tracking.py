@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,10 @@ def configure(project: Project) -> str:
     """Point MLflow at the project's store and make sure the experiment exists; returns its id."""
     import mlflow
 
+    user_set = "MLFLOW_TRACKING_URI" in os.environ
     mlflow.set_tracking_uri(project.tracking_uri)
+    if not user_set:  # MLflow exports the URI; left there it would redirect the next project in this process
+        os.environ.pop("MLFLOW_TRACKING_URI", None)
     experiment = mlflow.get_experiment_by_name(EXPERIMENT)
     if experiment is not None:
         mlflow.set_experiment(EXPERIMENT)

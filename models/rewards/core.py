@@ -22,8 +22,9 @@ def format_score(parsed: ParsedCompletion) -> float:
 
     1.0   closed think block, exactly one `</think>`, no further `<think>`, reasoning and reply each >= 3 words
     0.75  as above but the reasoning is shorter than 3 words
-    0.5   closed think block otherwise (reply too short or empty, or stray/duplicate tags)
+    0.5   closed think block with a reply too short or empty
     0.25  unclosed think block with some words
+    0.1   stray or duplicate tags: below an unclosed block, or GRPO learns to loop "</think>"
     0.0   nothing at all
     """
     think_words, reply_words = word_count(parsed.think), word_count(parsed.reply)
@@ -32,7 +33,9 @@ def format_score(parsed: ParsedCompletion) -> float:
     if think_words == 0 and reply_words == 0:
         return 0.0
     clean = parsed.raw.count("</think>") == 1 and parsed.raw.strip().removeprefix("<think>").count("<think>") == 0
-    if clean and reply_words >= MIN_REPLY_WORDS:
+    if not clean:
+        return 0.1
+    if reply_words >= MIN_REPLY_WORDS:
         return 1.0 if think_words >= MIN_THINK_WORDS else 0.75
     return 0.5
 

@@ -1,0 +1,173 @@
+"""Register the preference reward model in MLflow as `escrag-reward` and load it back by alias.
+
+The reward model folder (MiniLM + scalar head, written by `models.reward_model.train_reward_model`) is
+logged with the MLflow transformers flavour as a `text-classification` pipeline, so it can be served
+as is (`mlflow models serve -m models:/escrag-reward@champion`; the input is the `reward_text` form and
+the pipeline's sigmoid is the preference reward with offset 0 and scale 1). The reward model's
+`max_length` and text format travel in the model's metadata; the held-out pairwise accuracy is a
+metric of the logged model and a tag of the registered version.
+
+Wiring (the `reward_model` stage, inside its `tracked_run`, after `mlflow.log_metrics`):
+
+    from tasks.reward_registry import register_reward_model
+    register_reward_model(project, metrics)
+
+GRPO and `escrag score` can then load the registered scorer with
+`load_reward_scorer(REWARD_URI, project)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tasks.project import Project
+from tasks.registry import PIP_REQUIREMENTS
+from tasks.tracking import configure, tracked_run
+
+if TYPE_CHECKING:
+    from models.reward_model import RewardModelScorer
+
+logger = logging.getLogger(__name__)
+
+REWARD_MODEL = "escrag-reward"
+CHAMPION = "champion"
+REWARD_URI = f"models:/{REWARD_MODEL}@{CHAMPION}"
+ACCURACY_KEY = "heldout_pairwise_accuracy"
+ARTIFACT_NAME = "reward_model"
+
+
+@dataclass(frozen=True)
+class RegisteredReward:
+    """A registered reward-model version and where it came from."""
+
+    name: str
+    version: str
+    alias: str
+    run_id: str
+    heldout_pairwise_accuracy: float
+    reused: bool = False
+
+    @property
+    def uri(self) -> str:
+        return f"models:/{self.name}@{self.alias}"
+
+
+def _client():
+    from mlflow import MlflowClient
+
+    return MlflowClient()
+
+
+def _metadata(model_dir: Path) -> dict:
+    from models.reward_model import METADATA_FILE
+
+    path = model_dir / METADATA_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _accuracy(metrics: Mapping[str, float], meta: dict) -> float:
+    value = metrics.get(ACCURACY_KEY, meta.get("metrics", {}).get(ACCURACY_KEY, math.nan))
+    return float(value) if value is not None else math.nan
+
+
+def _run_context(project: Project, run_id: str | None):
+    """The active run when it is the one asked for (or none was asked for), else a run opened here."""
+    import mlflow
+
+    active = mlflow.active_run()
+    if active is not None and run_id in (None, active.info.run_id):
+        return contextlib.nullcontext(active)
+    if active is not None:
+        raise RuntimeError(f"run {active.info.run_id} is active; cannot log the reward model to run {run_id}")
+    return tracked_run(project, "reward_model", run_id=run_id)
+
+
+def register_reward_model(
+    project: Project,
+    metrics: Mapping[str, float],
+    *,
+    model_dir: Path | None = None,
+    run_id: str | None = None,
+    alias: str = CHAMPION,
+) -> RegisteredReward:
+    """Log the reward model folder to MLflow, register it as `escrag-reward` and point `alias` at it.
+
+    Logs into the active run (the `reward_model` stage's), else into `run_id`, else into a new tracked
+    run. A run that already registered a version reuses it (the alias is still moved). The held-out
+    pairwise accuracy (`metrics`, else the folder's `reward_model.json`) becomes a metric of the logged
+    model and the version tag `heldout_pairwise_accuracy`; `n_heldout`, `max_length` and the text
+    format are tags too. The alias moves unconditionally: the reward model is part of the data
+    pipeline's output, not a candidate that competes (held-out sets differ between data versions).
+    """
+
+    model_dir = Path(model_dir or project.artifact("reward_model"))
+    if not (model_dir / "config.json").is_file():
+        raise FileNotFoundError(f"no reward model in {model_dir} (config.json missing)")
+    meta = _metadata(model_dir)
+    accuracy = _accuracy(metrics, meta)
+    configure(project)
+    client = _client()
+    with _run_context(project, run_id) as run:
+        run_id = run.info.run_id
+        existing = client.search_model_versions(f"name='{REWARD_MODEL}' and run_id='{run_id}'")
+        reused = bool(existing)
+        if reused:
+            version = str(existing[0].version)
+            logger.info("run %s already registered %s version %s", run_id, REWARD_MODEL, version)
+        else:
+            version = _log_and_register(model_dir, meta, accuracy)
+    tags = {
+        ACCURACY_KEY: f"{accuracy:.4f}",
+        "n_heldout": str(metrics.get("n_heldout", meta.get("metrics", {}).get("n_heldout", ""))),
+        "max_length": str(meta.get("max_length", "")),
+        "text_format": str(meta.get("text_format", "")),
+    }
+    for key, value in tags.items():
+        client.set_model_version_tag(REWARD_MODEL, version, key, value)
+    client.set_registered_model_alias(REWARD_MODEL, alias, version)
+    logger.info("%s version %s is now @%s (held-out pairwise accuracy %.3f)", REWARD_MODEL, version, alias, accuracy)
+    return RegisteredReward(REWARD_MODEL, version, alias, run_id, accuracy, reused)
+
+
+def _log_and_register(model_dir: Path, meta: dict, accuracy: float) -> str:
+    import mlflow
+    from transformers import pipeline
+
+    classifier = pipeline("text-classification", model=str(model_dir), tokenizer=str(model_dir), device="cpu")
+    info = mlflow.transformers.log_model(
+        transformers_model=classifier,
+        name=ARTIFACT_NAME,
+        task="text-classification",
+        pip_requirements=PIP_REQUIREMENTS,
+        registered_model_name=REWARD_MODEL,
+        metadata={k: meta[k] for k in ("max_length", "text_format", "seed") if k in meta},
+    )
+    if math.isfinite(accuracy):
+        mlflow.log_metric(ACCURACY_KEY, accuracy, model_id=info.model_id)
+    return str(info.registered_model_version)
+
+
+def load_reward_scorer(uri: str = REWARD_URI, project: Project | None = None) -> RewardModelScorer:
+    """A `RewardModelScorer` from a registered reward model (`models:/escrag-reward@champion` by default).
+
+    `project` points MLflow at the project's tracking store; without it the current tracking URI is used.
+    The scorer reads the same text with the same `max_length` as the scorer over the local folder.
+    """
+    import mlflow
+    import mlflow.transformers
+
+    from models.reward_model import DEFAULT_MAX_LENGTH, RewardModelScorer
+
+    if project is not None:
+        mlflow.set_tracking_uri(project.tracking_uri)
+    metadata = mlflow.models.get_model_info(uri).metadata or {}
+    components = mlflow.transformers.load_model(uri, return_type="components", device="cpu")
+    max_length = int(metadata.get("max_length", DEFAULT_MAX_LENGTH))
+    return RewardModelScorer.from_model(components["model"], components["tokenizer"], max_length)
