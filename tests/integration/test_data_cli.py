@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from models.records import load_records
 from tasks import dvc_ops
 from tests.conftest import SHARED_ESCONV
 from tests.integration.project_copy import copy_project, git, set_params
@@ -100,9 +101,15 @@ def test_import_esconv_versions_pushes_and_commits_data_dvc_alone(imported):
     assert "dialogues/esconv.jsonl (1105 records)" in subject and f"({len(pairs)} records)" in subject
     doc = yaml.safe_load((root / "data.dvc").read_text())
     md5 = doc["outs"][0]["md5"]
+    names = ("knowledge", "dialogues", "preferences")
+    starter = {name: len(load_records(root / "starter_data", name)) for name in names}
     assert doc["meta"] == {
         "md5": md5,
-        "records": {"knowledge": 167, "dialogues": 1171, "preferences": 118 + len(pairs)},
+        "records": {
+            "knowledge": starter["knowledge"],
+            "dialogues": starter["dialogues"] + 1105,
+            "preferences": starter["preferences"] + len(pairs),
+        },
     }
     assert (root / ".dvcstore/files/md5" / md5[:2] / md5[2:]).exists(), "pushed to the remote"
     assert (
