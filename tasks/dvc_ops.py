@@ -56,12 +56,9 @@ def lock_dep_md5(root: Path, stage: str) -> dict[str, str]:
 
 def version_data(root: Path) -> str:
     """`dvc add data` and push it to the default remote; returns the data md5."""
-    with _repo(root) as repo:
-        repo.add(["data"])
-        pushed = repo.push(targets=["data.dvc"])
-    md5 = data_md5(root)
-    logger.info("data version %s (%s files pushed)", md5, pushed)
-    return md5 or ""
+    md5 = add_data(root)
+    logger.info("data version %s (%s files pushed)", md5, push_data(root))
+    return md5
 
 
 def stage_is_current(root: Path, stage: str) -> bool:
