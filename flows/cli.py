@@ -35,8 +35,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_stage(args: argparse.Namespace) -> int:
     project = project_from(args)
     project.params  # noqa: B018
+    from tasks.dvc_ops import restore_bundled_data
     from tasks.stages import STAGES
 
+    if restore_bundled_data(project.root):  # a fresh clone: the same first step as `escrag run`
+        logging.getLogger("escrag").info("data/ restored to the version in data.dvc")
     result = STAGES[args.name](project)
     logging.getLogger("escrag").info("stage %s: %s", args.name, json.dumps(result, default=str))
     return EXIT_OK

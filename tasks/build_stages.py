@@ -18,6 +18,7 @@ class DataValidationError(RuntimeError):
 
 def validate(project: Project) -> dict:
     from tasks.validation import validate_data
+    from tasks.validation_log import log_validation_report
 
     settings = project.params.validate_
     report = validate_data(
@@ -27,6 +28,7 @@ def validate(project: Project) -> dict:
         max_line_bytes=settings.max_line_bytes,
         text_max_chars=settings.text_max_chars,
     )
+    log_validation_report(project, report, "validate")
     if not report.success:
         shown = "\n".join(f"  {issue}" for issue in report.issues[:20])
         more = f"\n  … and {len(report.issues) - 20} more" if len(report.issues) > 20 else ""

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from models.schema import DATASETS
 from tasks import dvc_ops
@@ -44,6 +45,7 @@ class Plan:
     staging: Path | None = None
     records: dict[str, int] = field(default_factory=dict)  # target -> records in the new file
     counts: dict[str, int] = field(default_factory=dict)  # dataset -> records after the add
+    report: Any = None  # the passing ValidationReport, logged to MLflow once the version exists
 
     def message(self, md5: str) -> str:
         added = ", ".join(f"{f.target} ({records(self.records[f.target])})" for f in self.files)
@@ -150,6 +152,7 @@ def validate(project: Project, plan: Plan) -> dict[str, int]:
         more = f"; {len(errors)} errors in all, see {report.report_json}" if len(errors) > 1 else ""
         raise DataRejected(file, first.line, f"{message}{more}", record_id=first.record_id, field=first.field)
     plan.counts = {d: report.counts[d] for d in DATASETS}
+    plan.report = report
     return plan.counts
 
 
@@ -272,4 +275,16 @@ def run_add(project: Project, verb: str, files: list[NewFile], workdir: Path, st
     except BaseException:
         rollback(project, written or [project.data / f.dataset / f.name for f in plan.files], data_dvc)
         raise
-    return AddResult(plan, md5, steps.commit(project, plan.message(md5)), pushed)
+    result = AddResult(plan, md5, steps.commit(project, plan.message(md5)), pushed)
+    _log_report(project, plan)
+    return result
+
+
+def _log_report(project: Project, plan: Plan) -> None:
+    """The Data Docs of the new version go to MLflow; the data is already safe, so a failure only warns."""
+    from tasks.validation_log import log_validation_report
+
+    try:
+        log_validation_report(project, plan.report, f"data-{plan.verb}")
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("validation report not logged to MLflow: %s", exc)

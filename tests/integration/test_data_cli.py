@@ -164,6 +164,22 @@ def test_diff_reports_changed_and_removed_records(project):
     assert diff["removed"] == [json.loads(lines[1])["id"]]
 
 
+def assert_data_docs_logged(root: Path, md5: str) -> None:
+    """The passing validation of the new version is in MLflow, with its Data Docs, under the new data md5."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{root / '.mlflow' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("escrag")
+    runs = client.search_runs([experiment.experiment_id], "tags.`escrag.stage` = 'data-add'")
+    assert [r.data.tags["data.md5"] for r in runs] == [md5]
+    assert runs[0].data.tags["validation.success"] == "true"
+    assert runs[0].data.metrics["validation.knowledge"] > 0
+    logged = {a.path for a in client.list_artifacts(runs[0].info.run_id, "validation")}
+    assert {"validation/report.html", "validation/data_docs"} <= logged
+    docs = {a.path for a in client.list_artifacts(runs[0].info.run_id, "validation/data_docs")}
+    assert "validation/data_docs/index.html" in docs
+
+
 # ---- add ----------------------------------------------------------------------------------------------
 def test_add_versions_pushes_and_commits(project, tmp_path):
     new = tmp_path / "calm.jsonl"
@@ -176,6 +192,7 @@ def test_add_versions_pushes_and_commits(project, tmp_path):
     assert git(project, "log", "-1", "--format=%s").strip() == "data: add knowledge/calm.jsonl (2 records)"
     md5 = dvc_ops.data_md5(project)
     assert (project / ".dvcstore/files/md5" / md5[:2] / md5[2:]).exists()
+    assert_data_docs_logged(project, md5)
     # adding the same bytes again is a no-op
     before = state(project)
     again = escrag(project, "data", "add", "knowledge", str(new))
