@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
+
 from tasks.project import Project
 from tasks.tracking import tracked_run
 
