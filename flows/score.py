@@ -160,11 +160,10 @@ def attach_guidance(items: list[ScoreInput], project: Project) -> None:
         for item in missing:
             item.guidance, item.guidance_source = [], "none"
         return
-    from models.embedder import load_embedder
-    from models.retriever import Retriever
+    from tasks.guidance import open_retriever
 
     params = project.params
-    retriever = Retriever(index_dir, params.index.table, load_embedder())
+    retriever = open_retriever(project)
     for item in missing:
         hits = retriever.search(retrieval_query(item.situation, item.context), k=params.retrieval.k)
         item.guidance = [h["text"] for h in hits]

@@ -27,16 +27,20 @@ def dialogue_query(path: Path) -> str:
 
 
 def search(
-    project: Project, query: str, k: int, mode: str, stage: str | None, strategy: str | None
+    project: Project,
+    query: str,
+    k: int,
+    mode: str | None,
+    stage: str | None,
+    strategy: str | None,
+    max_per_strategy: int | None = None,
 ) -> list[dict[str, Any]]:
-    from models.embedder import load_embedder
-    from models.retriever import Retriever
+    """`mode` and `max_per_strategy` default (None) to the project's `retrieval` settings."""
+    from tasks.guidance import open_retriever
 
-    index_dir = project.artifact("index")
-    if not index_dir.exists():
-        raise FileNotFoundError(f"{index_dir}: no guidance index yet; run `escrag run` or `dvc repro index`")
-    retriever = Retriever(index_dir, project.params.index.table, load_embedder())
-    hits = retriever.search(query, k=k, mode=mode, stage=stage, strategy=strategy)
+    hits = open_retriever(project).search(
+        query, k=k, mode=mode, stage=stage, strategy=strategy, max_per_strategy=max_per_strategy
+    )
     return [{key: hit[key] for key in ("id", "strategy", "stage", "title", "text", "score")} for hit in hits]
 
 
@@ -55,7 +59,8 @@ def add_parser(sub) -> None:
         "search",
         help="search the guidance index (vector, full-text or hybrid)",
         description="Search the guidance passages. The query is TEXT, or built from a dialogue record with the "
-        "same rule training uses: the situation plus the last two seeker turns.",
+        "same rule training uses: the last two seeker turns (the situation only before the seeker has spoken). "
+        "Mode and the per-strategy cap default to params.yaml's `retrieval` section.",
     )
     parser.add_argument("text", nargs="?", help="query text (omit with --dialogue)")
     parser.add_argument("--dialogue", type=Path, help="build the query from the first record of this JSONL file")
@@ -63,8 +68,13 @@ def add_parser(sub) -> None:
     parser.add_argument(
         "--mode",
         choices=("vector", "fts", "hybrid"),
-        default="hybrid",
-        help="vector (MiniLM cosine), fts (BM25) or hybrid (reciprocal-rank fusion; default)",
+        help="vector (MiniLM cosine), fts (BM25) or hybrid (reciprocal-rank fusion); default: retrieval.mode",
+    )
+    parser.add_argument(
+        "--max-per-strategy",
+        type=int,
+        metavar="N",
+        help="at most N passages of one strategy (0: no limit); default: retrieval.max_per_strategy",
     )
     parser.add_argument("--stage", choices=KNOWLEDGE_STAGES, help="only this stage (and stage-free 'any')")
     parser.add_argument("--strategy", choices=STRATEGIES, help="only passages of this strategy")
@@ -83,8 +93,12 @@ def _run(args) -> int:
     if args.k < 1:
         print("escrag search: --k must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.max_per_strategy is not None and args.max_per_strategy < 0:
+        print("escrag search: --max-per-strategy must be 0 or more", file=sys.stderr)
+        return EXIT_BAD_INPUT
     query = args.text or dialogue_query(args.dialogue)
-    hits = search(project_from(args), query, args.k, args.mode, args.stage, args.strategy)
+    project = project_from(args)
+    hits = search(project, query, args.k, args.mode, args.stage, args.strategy, args.max_per_strategy)
     print(render(hits, args.json))
     return EXIT_OK
 

@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+    field_validator,
+)
 
 
 class ParamsError(ValueError):
@@ -40,6 +49,8 @@ class IndexParams(_Section):
 
 class RetrievalParams(_Section):
     k: PositiveInt = 3
+    mode: Literal["vector", "fts", "hybrid"] = "hybrid"
+    max_per_strategy: NonNegativeInt = 1
 
 
 class RewardModelParams(_Section):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models.dialogue import retrieval_query
+from models.retriever import cap_per_strategy
 
 Search = Callable[[str, int], list[dict[str, Any]]]
 
@@ -56,18 +57,41 @@ def evaluate_search(search: Search, items: Sequence[Probe], k: int = 5, depth: i
 
 
 def random_baseline(
-    passage_strategies: Sequence[str], items: Sequence[Probe], k: int = 5, depth: int = 10, seed: int = 0
+    passage_strategies: Sequence[str],
+    items: Sequence[Probe],
+    k: int = 5,
+    depth: int = 10,
+    seed: int = 0,
+    max_per_strategy: int = 0,
 ) -> dict[str, float]:
-    """Passages drawn uniformly at random from the corpus, the same number per probe."""
+    """Passages drawn uniformly at random from the corpus, the same number per probe.
+
+    With `max_per_strategy`, the random order is capped like search results are, so the row isolates
+    what the ranking adds beyond the cap's spread over strategies.
+    """
     rng = random.Random(seed)
-    rankings = [rng.sample(list(passage_strategies), min(depth, len(passage_strategies))) for _ in items]
+    rankings = []
+    for _ in items:
+        order = rng.sample(list(passage_strategies), len(passage_strategies))
+        if max_per_strategy:
+            order = [o["strategy"] for o in cap_per_strategy([{"strategy": s} for s in order], max_per_strategy)]
+        rankings.append(order[:depth])
     return score_rankings(rankings, [item.gold_strategy for item in items], k)
 
 
 def compare_modes(
-    searches: dict[str, Search], passage_strategies: Sequence[str], items: Sequence[Probe], k: int = 5, seed: int = 0
+    searches: dict[str, Search],
+    passage_strategies: Sequence[str],
+    items: Sequence[Probe],
+    k: int = 5,
+    seed: int = 0,
+    max_per_strategy: int = 0,
 ) -> dict[str, dict[str, float]]:
-    """One row per retrieval mode plus the random baseline."""
+    """One row per retrieval mode, random passages, and (with a cap) random passages under the same cap."""
     table = {mode: evaluate_search(search, items, k) for mode, search in searches.items()}
     table["random"] = random_baseline(passage_strategies, items, k, seed=seed)
+    if max_per_strategy:
+        table["random_capped"] = random_baseline(
+            passage_strategies, items, k, seed=seed, max_per_strategy=max_per_strategy
+        )
     return table

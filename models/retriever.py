@@ -2,6 +2,10 @@
 
 Search runs in three modes: `vector` (cosine), `fts` (BM25 over the passage text) and `hybrid`
 (both, fused by reciprocal rank). Stage filters keep stage-free ("any") passages.
+
+`max_per_strategy` keeps at most that many passages of one strategy in a result, best first. Nearby
+passages tend to share a strategy, so without it the k passages of a prompt often offer one strategy k
+times; with 1 they offer the k strategies that fit the query best, and the policy chooses among them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+
+from models.schema import STRATEGIES
 
 logger = logging.getLogger(__name__)
 
@@ -133,11 +139,15 @@ def _tag(tbl, name: str) -> None:
 class Retriever:
     """Searches the guidance table; one instance per process, opened lazily."""
 
-    def __init__(self, db_dir: Path, table: str, embedder) -> None:
+    def __init__(
+        self, db_dir: Path, table: str, embedder, mode: SearchMode = "vector", max_per_strategy: int = 0
+    ) -> None:
         import lancedb
 
         self._table = lancedb.connect(str(db_dir)).open_table(table)
         self._embedder = embedder
+        self.mode = mode
+        self.max_per_strategy = max_per_strategy  # 0: no limit
 
     @property
     def version(self) -> int:
@@ -147,22 +157,29 @@ class Retriever:
         self,
         query: str,
         k: int = 5,
-        mode: SearchMode = "vector",
+        mode: SearchMode | None = None,
         stage: str | None = None,
         strategy: str | None = None,
+        max_per_strategy: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Top-k passages as dicts with the result fields and a `score` (higher is better)."""
+        """Top-k passages as dicts with the result fields and a `score` (higher is better).
+
+        `mode` and `max_per_strategy` default to the retriever's; the cap does not apply with `strategy`.
+        """
+        mode = mode or self.mode
+        cap = 0 if strategy else (self.max_per_strategy if max_per_strategy is None else max_per_strategy)
         builder = self._builder(query, mode)
         where = _filter(stage, strategy)
         if where:
             builder = builder.where(where, prefilter=True)
-        df = builder.limit(k).to_pandas()
+        df = builder.limit(k * len(STRATEGIES) if cap else k).to_pandas()
         score_col = {"vector": "_distance", "fts": "_score", "hybrid": "_relevance_score"}[mode]
         scores = 1.0 - df[score_col] if mode == "vector" else df[score_col]
-        return [
+        hits = [
             {**{f: row[f] for f in RESULT_FIELDS}, "score": float(s)}
             for (_, row), s in zip(df.iterrows(), scores, strict=True)
         ]
+        return (cap_per_strategy(hits, cap) if cap else hits)[:k]
 
     def _builder(self, query: str, mode: SearchMode):
         if mode == "fts":
@@ -179,6 +196,17 @@ class Retriever:
             .distance_type("cosine")
             .rerank(RRFReranker())
         )
+
+
+def cap_per_strategy(hits: list[dict[str, Any]], cap: int) -> list[dict[str, Any]]:
+    """The hits in order, skipping any beyond the first `cap` of their strategy."""
+    seen: dict[str, int] = {}
+    kept = []
+    for hit in hits:
+        seen[hit["strategy"]] = seen.get(hit["strategy"], 0) + 1
+        if seen[hit["strategy"]] <= cap:
+            kept.append(hit)
+    return kept
 
 
 def _filter(stage: str | None, strategy: str | None) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 from models.dialogue import contexts_for_training, infer_stage, last_seeker_text, render_turns, retrieval_query
 from models.prompts import build_prompt
 
-# Older turns are dropped so prompts stay short on a CPU; the query still sees the situation.
+# Older turns are dropped so prompts stay short on a CPU.
 MAX_CONTEXT_TURNS = 4
 
 STAGE_REASON = {

@@ -17,20 +17,20 @@ MODES = ("vector", "fts", "hybrid")
 
 
 def retrieval_table(project: Project, dialogues: list[dict[str, Any]], k: int = 5) -> dict[str, dict[str, float]]:
-    from models.embedder import load_embedder
     from models.retrieval_eval import compare_modes, probes
-    from models.retriever import Retriever
+    from tasks.guidance import open_retriever
 
-    retriever = Retriever(project.artifact("index"), project.params.index.table, load_embedder())
+    retriever = open_retriever(project)
     searches = {mode: (lambda q, depth, m=mode: retriever.search(q, k=depth, mode=m)) for mode in MODES}
     strategies = [r["strategy"] for r in load_records(project.data, "knowledge")]
-    return compare_modes(searches, strategies, probes(dialogues), k=k, seed=project.params.seed)
+    cap = project.params.retrieval.max_per_strategy
+    return compare_modes(searches, strategies, probes(dialogues), k=k, seed=project.params.seed, max_per_strategy=cap)
 
 
 def render_table(table: dict[str, dict[str, float]]) -> str:
-    lines = [f"{'mode':<8} {'hit@1':>7} {'hit@5':>7} {'MRR':>7} {'turns':>6}"]
+    lines = [f"{'mode':<14} {'hit@1':>7} {'hit@5':>7} {'MRR':>7} {'turns':>6}"]
     for mode, row in table.items():
-        lines.append(f"{mode:<8} {row['hit@1']:>7.3f} {row['hit@5']:>7.3f} {row['mrr']:>7.3f} {row['n']:>6}")
+        lines.append(f"{mode:<14} {row['hit@1']:>7.3f} {row['hit@5']:>7.3f} {row['mrr']:>7.3f} {row['n']:>6}")
     return "\n".join(lines)
 
 

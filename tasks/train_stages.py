@@ -27,12 +27,11 @@ def build_split_examples(project: Project, split: str, max_examples: int) -> lis
     """Prompts (with retrieved guidance) for the dialogues of one split."""
     from transformers import AutoTokenizer
 
-    from models.embedder import load_embedder
-    from models.retriever import Retriever
     from models.training_data import build_examples
+    from tasks.guidance import open_retriever
 
     params = project.params
-    retriever = Retriever(project.artifact("index"), params.index.table, load_embedder())
+    retriever = open_retriever(project)
     tokenizer = AutoTokenizer.from_pretrained(str(project.artifact("base_model")))
     return build_examples(
         dialogues_of_split(project.data, split),

@@ -26,9 +26,15 @@ class _Tokenizer:
         return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
 
 
-def test_query_rule_uses_situation_and_last_two_seeker_turns():
+def test_query_rule_uses_the_last_two_seeker_turns():
     query = retrieval_query(DIALOGUE["situation"], DIALOGUE["turns"])
-    assert query == "I failed an exam. I failed my exam. I froze. I feel stupid."
+    assert query == "I failed my exam. I froze. I feel stupid."
+
+
+def test_query_rule_falls_back_to_the_situation_before_the_seeker_speaks():
+    opening = [{"speaker": "supporter", "text": "Hi, what brings you here?"}]
+    assert retrieval_query(" I failed an exam. ", opening) == "I failed an exam."
+    assert retrieval_query("", []) == ""
 
 
 def test_contexts_end_on_seeker_turns_followed_by_a_reply():

@@ -1,4 +1,5 @@
 from models.retrieval_eval import Probe, compare_modes, probes, random_baseline, score_rankings
+from models.retriever import cap_per_strategy
 
 DIALOGUE = {
     "situation": "Lost my job",
@@ -15,7 +16,7 @@ DIALOGUE = {
 def test_probes_skip_turns_before_any_seeker_turn():
     items = probes([DIALOGUE])
     assert [p.gold_strategy for p in items] == ["Reflection of feelings", "Providing Suggestions"]
-    assert items[1].query == "Lost my job I lost my job. It is."
+    assert items[1].query == "I lost my job. It is."
 
 
 def test_scores_hits_and_mrr():
@@ -33,3 +34,17 @@ def test_a_perfect_retriever_beats_random():
     assert table["oracle"]["hit@1"] == 1.0
     assert table["random"]["hit@1"] < 0.5
     assert random_baseline(corpus, items, k=1, seed=3) == random_baseline(corpus, items, k=1, seed=3)
+
+
+def test_the_cap_keeps_the_best_passages_of_each_strategy_in_order():
+    hits = [{"id": i, "strategy": s} for i, s in enumerate("AABACB")]
+    assert [h["id"] for h in cap_per_strategy(hits, 1)] == [0, 2, 4]
+    assert [h["id"] for h in cap_per_strategy(hits, 2)] == [0, 1, 2, 4, 5]
+
+
+def test_the_capped_random_baseline_spreads_over_strategies():
+    corpus = ["Question"] * 45 + ["Information"] * 5
+    items = [Probe("q", "Information")] * 200
+    table = compare_modes({}, corpus, items, k=2, max_per_strategy=1)
+    assert table["random_capped"]["hit@2"] == 1.0, "two strategies, one passage each: always both"
+    assert table["random"]["hit@2"] < 0.5
