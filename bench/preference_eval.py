@@ -9,7 +9,7 @@ context against a supporter reply drawn from another conversation within +-0.05 
 Reward models, each trained here into a temporary folder (or --keep DIR) with the project's trainer:
   starter       starter_data/preferences, params.yaml reward_model settings (what the pipeline trains)
   esconv-train  swap pairs built the same way from ESConv *train* conversations only (never valid),
-                1 epoch, max_length 128 (--esconv-train-pairs 0 skips it)
+                --esconv-train-epochs (1), --esconv-train-max-length (128); --esconv-train-pairs 0 skips it
 The preference score is the GRPO 'preference' reward itself (sigmoid of the reward model's score of the
 reply in its context). Relevance baseline: cosine of MiniLM embeddings of the context and the reply,
 with the context as the last 3 turns and, second variant, as the last two seeker turns.
@@ -108,6 +108,8 @@ def main() -> None:
     parser.add_argument("--esconv", type=Path, default=DEFAULT_ESCONV, help="folder with train.txt and valid.txt")
     parser.add_argument("--pairs", type=int, default=600, help="valid pairs to score (default 600)")
     parser.add_argument("--esconv-train-pairs", type=int, default=640, help="ESConv train pairs (0: skip)")
+    parser.add_argument("--esconv-train-epochs", type=float, default=1.0, help="epochs for esconv-train")
+    parser.add_argument("--esconv-train-max-length", type=int, default=128, help="max_length for esconv-train")
     parser.add_argument("--reward-model", action="append", default=[], metavar="NAME=DIR", help="also evaluate")
     parser.add_argument("--skip-starter", action="store_true", help="do not train the starter reward model")
     parser.add_argument("--keep", type=Path, help="write the trained reward models here (default: a temp dir)")
@@ -143,12 +145,12 @@ def main() -> None:
                 "esconv-train",
                 train_pairs,
                 out,
-                epochs=1,
+                epochs=args.esconv_train_epochs,
                 learning_rate=settings.learning_rate,
                 batch_size=settings.batch_size,
                 eval_fraction=0.1,
                 seed=args.seed,
-                max_length=128,
+                max_length=args.esconv_train_max_length,
             )
         models = {name: info["dir"] for name, info in trained.items()}
         models.update(dict(spec.split("=", 1) for spec in args.reward_model))

@@ -168,16 +168,18 @@ class Retriever:
         """
         mode = mode or self.mode
         cap = 0 if strategy else (self.max_per_strategy if max_per_strategy is None else max_per_strategy)
-        builder = self._builder(query, mode)
+        builder = self._builder(query, mode).select(list(RESULT_FIELDS))
         where = _filter(stage, strategy)
         if where:
             builder = builder.where(where, prefilter=True)
-        df = builder.limit(k * len(STRATEGIES) if cap else k).to_pandas()
+        rows = builder.limit(k * len(STRATEGIES) if cap else k).to_arrow().to_pylist()
         score_col = {"vector": "_distance", "fts": "_score", "hybrid": "_relevance_score"}[mode]
-        scores = 1.0 - df[score_col] if mode == "vector" else df[score_col]
         hits = [
-            {**{f: row[f] for f in RESULT_FIELDS}, "score": float(s)}
-            for (_, row), s in zip(df.iterrows(), scores, strict=True)
+            {
+                **{f: row[f] for f in RESULT_FIELDS},
+                "score": 1.0 - row[score_col] if mode == "vector" else row[score_col],
+            }
+            for row in rows
         ]
         return (cap_per_strategy(hits, cap) if cap else hits)[:k]
 

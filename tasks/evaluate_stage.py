@@ -19,11 +19,12 @@ logger = logging.getLogger(__name__)
 
 def make_scorer(project: Project) -> Callable[[str, dict[str, Any]], dict[str, float]]:
     """Score a completion on every reward named in params (weights as in training)."""
-    from models.reward_model import RewardModelScorer
     from models.rewards import RewardResources, score_all
     from models.rewards.text import split_completion
+    from tasks.reward_registry import preference_scorer
 
-    resources = RewardResources(preference_scorer=RewardModelScorer(project.artifact("reward_model")))
+    scorer, _ = preference_scorer(project)
+    resources = RewardResources(preference_scorer=scorer)
     weights = project.params.grpo.rewards
 
     def score(completion: str, example: dict[str, Any]) -> dict[str, float]:

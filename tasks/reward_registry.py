@@ -7,13 +7,9 @@ the pipeline's sigmoid is the preference reward with offset 0 and scale 1). The 
 `max_length` and text format travel in the model's metadata; the held-out pairwise accuracy is a
 metric of the logged model and a tag of the registered version.
 
-Wiring (the `reward_model` stage, inside its `tracked_run`, after `mlflow.log_metrics`):
-
-    from tasks.reward_registry import register_reward_model
-    register_reward_model(project, metrics)
-
-GRPO and `escrag score` can then load the registered scorer with
-`load_reward_scorer(REWARD_URI, project)`.
+The `reward_model` stage registers what it trained (`register_reward_model`, inside its run); GRPO
+and evaluation load the preference scorer by alias (`preference_scorer`) and tag their runs with the
+version they used.
 """
 
 from __future__ import annotations
@@ -171,3 +167,22 @@ def load_reward_scorer(uri: str = REWARD_URI, project: Project | None = None) ->
     components = mlflow.transformers.load_model(uri, return_type="components", device="cpu")
     max_length = int(metadata.get("max_length", DEFAULT_MAX_LENGTH))
     return RewardModelScorer.from_model(components["model"], components["tokenizer"], max_length)
+
+
+def preference_scorer(project: Project) -> tuple[RewardModelScorer, str]:
+    """The preference scorer from `escrag-reward@champion`, and the version it resolved to.
+
+    When the alias is missing (a tracking store created after the `reward_model` stage ran, which
+    `dvc.lock` then skips), the stage's folder is registered first, with the metrics of its report.
+    """
+    from mlflow.exceptions import MlflowException
+
+    configure(project)
+    try:
+        version = _client().get_model_version_by_alias(REWARD_MODEL, CHAMPION).version
+    except MlflowException:
+        report = project.reports / "reward_model.json"
+        saved = json.loads(report.read_text()) if report.is_file() else {}
+        metrics = {k: float(v) for k, v in saved.items() if isinstance(v, (int, float))}
+        version = register_reward_model(project, metrics).version
+    return load_reward_scorer(f"models:/{REWARD_MODEL}/{version}", project), str(version)

@@ -48,6 +48,7 @@ def reward_model(project: Project) -> dict:
 
     from models.embedder import embedder_path
     from models.reward_model import train_reward_model
+    from tasks.reward_registry import register_reward_model
 
     settings = project.params.reward_model
     pairs = load_records(project.data, "preferences")
@@ -68,7 +69,8 @@ def reward_model(project: Project) -> dict:
             max_length=settings.max_length,
         )
         mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
-    report = {**metrics, "mlflow_run_id": run.info.run_id}
+        registered = register_reward_model(project, metrics)
+    report = {**metrics, "mlflow_run_id": run.info.run_id, "registered_version": registered.version}
     write_json(project.reports / "reward_model.json", report)
     return report
 
@@ -94,12 +96,13 @@ def grpo(project: Project) -> dict:
     import mlflow
 
     from models.policy_training import GrpoSettings, reward_curve, train_grpo
-    from models.reward_model import RewardModelScorer
     from models.rewards import RewardResources, build_reward_functions
+    from tasks.reward_registry import REWARD_MODEL, preference_scorer
 
     params = project.params
     settings = params.grpo
-    resources = RewardResources(preference_scorer=RewardModelScorer(project.artifact("reward_model")))
+    scorer, reward_version = preference_scorer(project)
+    resources = RewardResources(preference_scorer=scorer)
     funcs, weights = build_reward_functions(settings.rewards, resources)
     examples = build_split_examples(project, "train", settings.max_prompts)
     dialogues = dialogues_of_split(project.data, "train")
@@ -109,6 +112,7 @@ def grpo(project: Project) -> dict:
         )
         mlflow.log_params({f"grpo.{k}": v for k, v in settings.model_dump().items() if k != "rewards"})
         mlflow.log_params({f"grpo.reward.{k}": v for k, v in settings.rewards.items()})
+        mlflow.set_tags({"reward_model.name": REWARD_MODEL, "reward_model.version": reward_version})
         history = train_grpo(
             project.artifact("sft"),
             examples,
