@@ -134,23 +134,27 @@ def validate(project: Project, plan: Plan) -> dict[str, int]:
 
     assert plan.staging is not None
     settings = project.params.validate_
+    shown = {str(plan.staging / f.dataset / f.name): f.shown for f in plan.files}
     report = validate_data(
         plan.staging,
         project.artifact(REPORT_DIR),
         pii_policy=settings.pii_policy,
         max_line_bytes=settings.max_line_bytes,
         text_max_chars=settings.text_max_chars,
+        shown_as={**shown, str(plan.staging): "data"},
     )
-    shown = {str(plan.staging / f.dataset / f.name): f.shown for f in plan.files}
     if not report.success:
         errors = [i for i in report.issues if i.severity == "error"]
-        first = min(errors, key=lambda i: (i.file not in shown, i.file, i.line))
-        file = shown.get(first.file) or str(Path("data") / Path(first.file).relative_to(plan.staging))
-        message = first.message
-        for staged, source in [*shown.items(), (str(plan.staging), "data")]:
-            message = message.replace(staged, source)
-        more = f"; {len(errors)} errors in all, see {report.report_json}" if len(errors) > 1 else ""
-        raise DataRejected(file, first.line, f"{message}{more}", record_id=first.record_id, field=first.field)
+        new_files = set(shown.values())
+        first = min(errors, key=lambda i: (i.file not in new_files, i.file, i.line))
+        more = (
+            f"; {len(errors)} errors in all, see {report.report_json.with_name('report.html')}"
+            if len(errors) > 1
+            else ""
+        )
+        raise DataRejected(
+            first.file, first.line, f"{first.message}{more}", record_id=first.record_id, field=first.field
+        )
     plan.counts = {d: report.counts[d] for d in DATASETS}
     plan.report = report
     return plan.counts

@@ -91,6 +91,10 @@ def restore_bundled_data(root: Path) -> bool:
     except Exception as exc:  # noqa: BLE001 - any remote failure falls back to the bundled copy
         logger.info("no DVC copy of data/ (%s); using the bundled starter data", type(exc).__name__)
     shutil.copytree(root / "starter_data", data)
+    with _repo(root) as repo:  # byte-identical to what data.dvc records: put it in the DVC cache too
+        changes = [c for entry in repo.status(targets=["data.dvc"]).get("data.dvc", []) for c in entry.values()]
+        if changes and all(set(c.values()) == {"not in cache"} for c in changes):
+            repo.commit("data.dvc", force=True)
     return True
 
 

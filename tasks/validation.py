@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,16 @@ class ValidationReport:
     counts: dict[str, int]
     report_json: Path
     data_docs_index: Path | None = None
+
+
+def _renamed(issue: ValidationIssue, shown_as: Mapping[str, str]) -> ValidationIssue:
+    """The issue with staged paths replaced by the names the user knows (longest prefix first)."""
+    file, message = issue.file, issue.message
+    for prefix in sorted(shown_as, key=len, reverse=True):
+        if file.startswith(prefix):
+            file = shown_as[prefix] + file[len(prefix) :]
+        message = message.replace(prefix, shown_as[prefix])
+    return replace(issue, file=file, message=message)
 
 
 # ---- running GX and mapping results back ------------------------------------------------------------
@@ -197,12 +208,14 @@ def validate_data(
     max_line_bytes: int = 1_000_000,
     text_min_chars: int = 2,
     text_max_chars: int = 4000,
+    shown_as: Mapping[str, str] | None = None,
 ) -> ValidationReport:
     """Validate data_dir/{knowledge,dialogues,preferences}/*.jsonl; write report.json and GX Data Docs.
 
     Nothing under data_dir is written. A dataset whose files do not parse is reported but not run
     through GX. With pii_policy="redact", personal data is a warning (to be removed with redact_pii
-    before versioning) instead of a failure.
+    before versioning) instead of a failure. `shown_as` maps path prefixes (a staged copy) to what the
+    user knows them as (the source file), in issues and in the reports.
     """
     if pii_policy not in PII_POLICIES:
         raise ValueError(f"pii_policy must be one of {PII_POLICIES}, got {pii_policy!r}")
@@ -223,7 +236,8 @@ def validate_data(
         text_min=text_min_chars,
         text_max=text_max_chars,
     )
-    issues = sorted(issues + gx_issues, key=lambda i: (i.file, i.line, i.field or "", i.expectation))
+    issues = [_renamed(i, shown_as or {}) for i in issues + gx_issues]
+    issues = sorted(issues, key=lambda i: (i.file, i.line, i.field or "", i.expectation))
     errors = sum(i.severity == "error" for i in issues)
     counts = {d: len(r) for d, r in records.items()} | {
         "files": n_files,
