@@ -34,6 +34,20 @@ def test_stage_filter_keeps_stage_and_any(retriever):
     assert hits and {h["stage"] for h in hits} <= {"Action", "any"}
 
 
+@pytest.mark.parametrize("mode", ["vector", "fts", "hybrid"])
+def test_the_cap_spreads_results_over_strategies(retriever, mode):
+    query = "my partner left and I feel so alone, what should I do"
+    capped = retriever.search(query, k=5, mode=mode, max_per_strategy=1)
+    assert len(capped) == 5 and len({h["strategy"] for h in capped}) == 5
+    uncapped = retriever.search(query, k=5, mode=mode, max_per_strategy=0)
+    assert capped[0]["id"] == uncapped[0]["id"], "the best passage stays first"
+
+
+def test_a_strategy_filter_ignores_the_cap(retriever):
+    hits = retriever.search("I feel numb", k=4, strategy="Reflection of feelings", max_per_strategy=1)
+    assert len(hits) == 4 and {h["strategy"] for h in hits} == {"Reflection of feelings"}
+
+
 def test_crisis_query_finds_crisis_guidance(retriever):
     hits = retriever.search("I want to end my life, I have pills saved up", k=3)
     assert any("crisis" in h["id"] or h["stage"] == "any" for h in hits)

@@ -105,6 +105,28 @@ def test_run_promotes_a_champion_and_says_so_last(project, first_run):
     assert champion.tags["promotion.decision"] == "promoted"
 
 
+def test_reward_model_is_registered_and_grpo_used_it_by_alias(project, first_run):
+    client = _client(project)
+    reward = client.get_model_version_by_alias("escrag-reward", "champion")
+    report = json.loads((project / "artifacts" / "reports" / "reward_model.json").read_text())
+    assert report["registered_version"] == str(reward.version)
+    assert float(reward.tags["heldout_pairwise_accuracy"]) == pytest.approx(
+        report["heldout_pairwise_accuracy"], abs=1e-4
+    )
+    experiment = client.get_experiment_by_name("escrag")
+    (grpo,) = client.search_runs([experiment.experiment_id], "tags.`escrag.stage` = 'grpo'")
+    assert grpo.data.tags["reward_model.version"] == str(reward.version)
+
+
+def test_validation_data_docs_are_logged_with_the_data_version(project, first_run):
+    client = _client(project)
+    experiment = client.get_experiment_by_name("escrag")
+    (run,) = client.search_runs([experiment.experiment_id], "tags.`escrag.stage` = 'validate'")
+    assert run.data.tags["data.md5"] == yaml.safe_load((project / "data.dvc").read_text())["outs"][0]["md5"]
+    docs = {a.path for a in client.list_artifacts(run.info.run_id, "validation/data_docs")}
+    assert "validation/data_docs/index.html" in docs
+
+
 def test_status_json_reports_the_champion(project, first_run):
     result = _escrag(project, "status", "--json")
     assert result.returncode == 0, result.stderr
