@@ -168,12 +168,14 @@ class Retriever:
         """
         mode = mode or self.mode
         cap = 0 if strategy else (self.max_per_strategy if max_per_strategy is None else max_per_strategy)
-        builder = self._builder(query, mode).select(list(RESULT_FIELDS))
+        score_col = {"vector": "_distance", "fts": "_score", "hybrid": "_relevance_score"}[mode]
+        builder = self._builder(query, mode)
+        if mode != "hybrid":  # not the vectors; hybrid's sub-queries would warn about their score columns
+            builder = builder.select([*RESULT_FIELDS, score_col])
         where = _filter(stage, strategy)
         if where:
             builder = builder.where(where, prefilter=True)
         rows = builder.limit(k * len(STRATEGIES) if cap else k).to_arrow().to_pylist()
-        score_col = {"vector": "_distance", "fts": "_score", "hybrid": "_relevance_score"}[mode]
         hits = [
             {
                 **{f: row[f] for f in RESULT_FIELDS},

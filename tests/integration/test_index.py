@@ -39,8 +39,9 @@ def test_the_cap_spreads_results_over_strategies(retriever, mode):
     query = "my partner left and I feel so alone, what should I do"
     capped = retriever.search(query, k=5, mode=mode, max_per_strategy=1)
     assert len(capped) == 5 and len({h["strategy"] for h in capped}) == 5
-    uncapped = retriever.search(query, k=5, mode=mode, max_per_strategy=0)
-    assert capped[0]["id"] == uncapped[0]["id"], "the best passage stays first"
+    deep = retriever.search(query, k=40, mode=mode, max_per_strategy=0)
+    firsts = [h for i, h in enumerate(deep) if h["strategy"] not in {d["strategy"] for d in deep[:i]}]
+    assert [h["id"] for h in capped] == [h["id"] for h in firsts[:5]], "the best passage of each strategy, in order"
 
 
 def test_a_strategy_filter_ignores_the_cap(retriever):
