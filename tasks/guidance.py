@@ -7,7 +7,7 @@ from typing import Any
 from tasks.project import Project
 
 
-def open_retriever(project: Project, embedder: Any = None) -> Any:
+def open_retriever(project: Project) -> Any:
     """A `Retriever` on the project's index, searching in `retrieval.mode` with `retrieval.max_per_strategy`."""
     from models.embedder import load_embedder
     from models.retriever import Retriever
@@ -19,7 +19,7 @@ def open_retriever(project: Project, embedder: Any = None) -> Any:
     return Retriever(
         index_dir,
         params.index.table,
-        embedder or load_embedder(),
+        load_embedder(),
         mode=params.retrieval.mode,
         max_per_strategy=params.retrieval.max_per_strategy,
     )
