@@ -2,17 +2,22 @@
 tell high-empathy from low-empathy conversations? Side by side with the MiniLM relevance baseline.
 
 Run: .venv/bin/python bench/preference_eval.py [--esconv ../shared/data/esconv] [--pairs 600]
-         [--esconv-train-pairs 640] [--reward-model NAME=DIR ...] [--keep DIR] [--json OUT.json]
+         [--esconv-train-pairs N] [--reward-model NAME=DIR ...] [--keep DIR] [--json OUT.json]
+         [--score-input PAIRS.jsonl]
 
 Pairs (models.preference_pairs.position_swap_pairs, seeded): the gold supporter reply of an ESConv valid
 context against a supporter reply drawn from another conversation within +-0.05 relative position.
 Reward models, each trained here into a temporary folder (or --keep DIR) with the project's trainer:
   starter       starter_data/preferences, params.yaml reward_model settings (what the pipeline trains)
   esconv-train  swap pairs built the same way from ESConv *train* conversations only (never valid),
-                --esconv-train-epochs (1), --esconv-train-max-length (128); --esconv-train-pairs 0 skips it
+                all of them unless --esconv-train-pairs N (0 skips it); --esconv-train-epochs (1),
+                --esconv-train-batch-size (32), --esconv-train-lr (3e-5), params.yaml max_length
 The preference score is the GRPO 'preference' reward itself (sigmoid of the reward model's score of the
 reply in its context). Relevance baseline: cosine of MiniLM embeddings of the context and the reply,
 with the context as the last 3 turns and, second variant, as the last two seeker turns.
+--score-input writes the valid pairs as `escrag score` input (one record per side, ids PAIR:chosen and
+PAIR:rejected, guidance []); `--from-score OUT.jsonl` reads `escrag score --json` output back and prints
+the gold reply's win rate on `preference`, so the figure can be had from the CLI itself.
 Empathy split: ESConv's seeker survey 'empathy' score (1-5) per conversation; AUC of each score at
 separating the supporter replies of high-empathy (>= 4) conversations from low ones (<= 3, and <= 2),
 per reply and per conversation (mean over its replies). ESConv text is read from --esconv, never copied.
@@ -107,15 +112,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--esconv", type=Path, default=DEFAULT_ESCONV, help="folder with train.txt and valid.txt")
     parser.add_argument("--pairs", type=int, default=600, help="valid pairs to score (default 600)")
-    parser.add_argument("--esconv-train-pairs", type=int, default=640, help="ESConv train pairs (0: skip)")
+    parser.add_argument("--esconv-train-pairs", type=int, help="ESConv train pairs (default all; 0: skip)")
     parser.add_argument("--esconv-train-epochs", type=float, default=1.0, help="epochs for esconv-train")
-    parser.add_argument("--esconv-train-max-length", type=int, default=128, help="max_length for esconv-train")
+    parser.add_argument("--esconv-train-batch-size", type=int, default=32, help="batch size for esconv-train")
+    parser.add_argument("--esconv-train-lr", type=float, default=3e-5, help="learning rate for esconv-train")
     parser.add_argument("--reward-model", action="append", default=[], metavar="NAME=DIR", help="also evaluate")
     parser.add_argument("--skip-starter", action="store_true", help="do not train the starter reward model")
     parser.add_argument("--keep", type=Path, help="write the trained reward models here (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--json", type=Path, help="also write the results as JSON")
+    parser.add_argument("--score-input", type=Path, help="write the valid pairs as `escrag score` input and stop")
+    parser.add_argument("--from-score", type=Path, help="win rate of `escrag score --json` output, then stop")
     args = parser.parse_args()
+    if args.from_score:
+        print(f"gold reply wins on preference: {score_output_win_rate(args.from_score):.4f}")
+        return
 
     from models.config import load_params
 
@@ -123,6 +134,9 @@ def main() -> None:
     valid = [d for d in dialogues if d["split"] == "eval"]
     train_dialogues = [d for d in dialogues if d["split"] == "train"]
     pairs = position_swap_pairs(valid, seed=args.seed, max_pairs=args.pairs)
+    if args.score_input:
+        write_score_input(pairs, args.score_input)
+        return
     settings = load_params(ROOT / "params.yaml").reward_model
     with tempfile.TemporaryDirectory(prefix="preference-eval-") as tmp:
         out = args.keep or Path(tmp)
@@ -138,19 +152,21 @@ def main() -> None:
                 eval_fraction=settings.eval_fraction,
                 seed=args.seed,
                 max_length=settings.max_length,
+                in_batch_weight=settings.in_batch_weight,
             )
-        if args.esconv_train_pairs > 0:
+        if args.esconv_train_pairs != 0:
             train_pairs = position_swap_pairs(train_dialogues, seed=args.seed, max_pairs=args.esconv_train_pairs)
             trained["esconv-train"] = train(
                 "esconv-train",
                 train_pairs,
                 out,
                 epochs=args.esconv_train_epochs,
-                learning_rate=settings.learning_rate,
-                batch_size=settings.batch_size,
+                learning_rate=args.esconv_train_lr,
+                batch_size=args.esconv_train_batch_size,
                 eval_fraction=0.1,
                 seed=args.seed,
-                max_length=args.esconv_train_max_length,
+                max_length=settings.max_length,
+                in_batch_weight=settings.in_batch_weight,
             )
         models = {name: info["dir"] for name, info in trained.items()}
         models.update(dict(spec.split("=", 1) for spec in args.reward_model))
@@ -166,6 +182,26 @@ def main() -> None:
     if args.json:
         payload = {"pairs": len(pairs), "trained": trained, "win_rate": wins, "empathy": empathy}
         args.json.write_text(json.dumps(payload, indent=2, default=str))
+
+
+def write_score_input(pairs: list[dict], path: Path) -> None:
+    """Each pair as two `escrag score` records (gold, then swapped), with no guidance to retrieve."""
+    with path.open("w", encoding="utf-8") as out:
+        for pair in pairs:
+            for side in ("chosen", "rejected"):
+                record = {"id": f"{pair['id']}:{side}", "context": pair["context"], "response": pair[side]}
+                out.write(json.dumps({**record, "guidance": []}, ensure_ascii=False) + "\n")
+
+
+def score_output_win_rate(path: Path) -> float:
+    """Share of pairs whose chosen record has the higher `preference` in `escrag score --json` output."""
+    scores: dict[str, dict[str, float]] = defaultdict(dict)
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        pair, side = row["id"].rsplit(":", 1)
+        scores[pair][side] = row["scores"]["preference"]
+    complete = [s for s in scores.values() if {"chosen", "rejected"} <= set(s)]
+    return win_rate([s["chosen"] for s in complete], [s["rejected"] for s in complete])
 
 
 def report(valid, pairs, trained, wins, empathy, pair_seconds, empathy_seconds) -> None:

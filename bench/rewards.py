@@ -72,13 +72,16 @@ def reward_setup(weights: dict[str, float]) -> tuple[list, list[float], RewardRe
     model_dir = ROOT / "artifacts" / "reward_model"
     if (model_dir / "config.json").is_file():
         scorer = RewardModelScorer(model_dir)
-    else:  # same architecture and cost, untrained head
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    else:  # same architecture and cost, untrained (pure MiniLM relevance)
+        from transformers import AutoTokenizer
 
         from models.embedder import embedder_path
+        from models.pair_encoder import PairEncoderRewardModel
+        from models.reward_model import DEFAULT_MAX_LENGTH
 
-        model = AutoModelForSequenceClassification.from_pretrained(embedder_path(), num_labels=1)
-        scorer = RewardModelScorer.from_model(model, AutoTokenizer.from_pretrained(embedder_path()), 192)
+        tokenizer = AutoTokenizer.from_pretrained(embedder_path())
+        model = PairEncoderRewardModel.from_encoder(embedder_path(), tokenizer)
+        scorer = RewardModelScorer.from_model(model, tokenizer, DEFAULT_MAX_LENGTH)
     resources = RewardResources(load_embedder(), scorer)
     funcs, ws = build_reward_functions(weights, resources)
     return funcs, ws, resources

@@ -14,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
@@ -57,8 +58,9 @@ class RewardModelParams(_Section):
     epochs: PositiveFloat = 3
     learning_rate: PositiveFloat = 5e-5
     batch_size: PositiveInt = 16
-    max_length: PositiveInt = 192
+    max_length: PositiveInt = 128  # context tokens; the reply is encoded apart (models.pair_encoder)
     eval_fraction: float = Field(0.2, gt=0, lt=1)
+    in_batch_weight: NonNegativeFloat = 1.0  # weight of the in-batch contrastive term (0: pairwise loss only)
 
 
 class SftParams(_Section):
@@ -103,6 +105,17 @@ class PromoteParams(_Section):
     min_format_compliance: float = Field(0.5, ge=0, le=1)
 
 
+class PreferencesParams(_Section):
+    """`escrag preferences build` (docs/preferences.md); command-line flags override these."""
+
+    situations: PositiveInt = 4
+    turns: PositiveInt = 2
+    candidates: int = Field(3, ge=2)
+    min_margin: float = Field(1.0, ge=0, le=4)
+    max_tokens: PositiveInt = 64
+    judge_max_tokens: PositiveInt = 72
+
+
 class Params(_Section):
     seed: int = 13
     validate_: ValidateParams = Field(default_factory=ValidateParams, alias="validate")
@@ -114,6 +127,7 @@ class Params(_Section):
     grpo: GrpoParams = Field(default_factory=GrpoParams)
     evaluate: EvaluateParams = Field(default_factory=EvaluateParams)
     promote: PromoteParams = Field(default_factory=PromoteParams)
+    preferences: PreferencesParams = Field(default_factory=PreferencesParams)
 
 
 def _describe(error: ValidationError, path: Path) -> str:

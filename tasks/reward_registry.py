@@ -1,11 +1,10 @@
 """Register the preference reward model in MLflow as `escrag-reward` and load it back by alias.
 
-The reward model folder (MiniLM + scalar head, written by `models.reward_model.train_reward_model`) is
-logged with the MLflow transformers flavour as a `text-classification` pipeline, so it can be served
-as is (`mlflow models serve -m models:/escrag-reward@champion`; the input is the `reward_text` form and
-the pipeline's sigmoid is the preference reward with offset 0 and scale 1). The reward model's
-`max_length` and text format travel in the model's metadata; the held-out pairwise accuracy is a
-metric of the logged model and a tag of the registered version.
+The reward model folder (a MiniLM pair encoder, written by `models.reward_model.train_reward_model`) is
+logged as an MLflow pyfunc (`tasks.reward_pyfunc`) whose input is a table of `context` and `reply`,
+so it can be served as is (`mlflow models serve -m models:/escrag-reward@champion`). The reward
+model's `max_length` and text format travel in the model's metadata; the held-out pairwise accuracy is
+a metric of the logged model and a tag of the registered version.
 
 The `reward_model` stage registers what it trained (`register_reward_model`, inside its run); GRPO
 and evaluation load the preference scorer by alias (`preference_scorer`) and tag their runs with the
@@ -134,13 +133,19 @@ def register_reward_model(
 
 def _log_and_register(model_dir: Path, meta: dict, accuracy: float) -> str:
     import mlflow
-    from transformers import pipeline
+    import pandas as pd
 
-    classifier = pipeline("text-classification", model=str(model_dir), tokenizer=str(model_dir), device="cpu")
-    info = mlflow.transformers.log_model(
-        transformers_model=classifier,
+    import models
+    import tasks
+    from tasks.reward_pyfunc import ARTIFACT_KEY, RewardModelPyfunc
+
+    example = pd.DataFrame({"context": ["Seeker: I lost my job today."], "reply": ["That sounds hard. How are you?"]})
+    info = mlflow.pyfunc.log_model(
         name=ARTIFACT_NAME,
-        task="text-classification",
+        python_model=RewardModelPyfunc(),
+        artifacts={ARTIFACT_KEY: str(model_dir)},
+        code_paths=[str(Path(models.__file__).parent), str(Path(tasks.__file__).parent)],
+        input_example=example,
         pip_requirements=PIP_REQUIREMENTS,
         registered_model_name=REWARD_MODEL,
         metadata={k: meta[k] for k in ("max_length", "text_format", "seed") if k in meta},
@@ -154,19 +159,13 @@ def load_reward_scorer(uri: str = REWARD_URI, project: Project | None = None) ->
     """A `RewardModelScorer` from a registered reward model (`models:/escrag-reward@champion` by default).
 
     `project` points MLflow at the project's tracking store; without it the current tracking URI is used.
-    The scorer reads the same text with the same `max_length` as the scorer over the local folder.
+    The scorer is the one the pyfunc serves: same folder, same `max_length`.
     """
     import mlflow
-    import mlflow.transformers
-
-    from models.reward_model import DEFAULT_MAX_LENGTH, RewardModelScorer
 
     if project is not None:
         mlflow.set_tracking_uri(project.tracking_uri)
-    metadata = mlflow.models.get_model_info(uri).metadata or {}
-    components = mlflow.transformers.load_model(uri, return_type="components", device="cpu")
-    max_length = int(metadata.get("max_length", DEFAULT_MAX_LENGTH))
-    return RewardModelScorer.from_model(components["model"], components["tokenizer"], max_length)
+    return mlflow.pyfunc.load_model(uri).unwrap_python_model().scorer
 
 
 def preference_scorer(project: Project) -> tuple[RewardModelScorer, str]:

@@ -67,6 +67,7 @@ def reward_model(project: Project) -> dict:
             eval_fraction=settings.eval_fraction,
             seed=project.params.seed,
             max_length=settings.max_length,
+            in_batch_weight=settings.in_batch_weight,
         )
         mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
         registered = register_reward_model(project, metrics)

