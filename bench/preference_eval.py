@@ -14,7 +14,8 @@ Reward models, each trained here into a temporary folder (or --keep DIR) with th
                 --esconv-train-batch-size (32), --esconv-train-lr (3e-5), params.yaml max_length
 The preference score is the GRPO 'preference' reward itself (sigmoid of the reward model's score of the
 reply in its context). Relevance baseline: cosine of MiniLM embeddings of the context and the reply,
-with the context as the last 3 turns and, second variant, as the last two seeker turns.
+with the context as the last 3 turns and, second variant, as the last two seeker turns. "quality head"
+is each reward model's context-free part alone (models.pair_encoder): what it learnt beyond relevance.
 --score-input writes the valid pairs as `escrag score` input (one record per side, ids PAIR:chosen and
 PAIR:rejected, guidance []); `--from-score OUT.jsonl` reads `escrag score --json` output back and prints
 the gold reply's win rate on `preference`, so the figure can be had from the CLI itself.
@@ -39,7 +40,8 @@ from models.dialogue import last_seeker_text, render_turns
 from models.esconv import read_esconv
 from models.preference_pairs import Slot, auc, position_swap_pairs, reply_slots, win_rate
 from models.records import load_records
-from models.reward_model import CONTEXT_TURNS, RewardModelScorer, train_reward_model
+from models.reward_model import CONTEXT_TURNS, RewardModelScorer
+from models.reward_training import train_reward_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ESCONV = ROOT.parent / "shared" / "data" / "esconv"
@@ -78,6 +80,8 @@ def relevance_scores(contexts: list[str], replies: list[str]) -> list[float]:
 
 def all_scores(models: dict[str, str], contexts: list[list[dict]], replies: list[str]) -> dict[str, list[float]]:
     scores = {f"preference[{n}]": preference_scores(d, contexts, replies) for n, d in models.items()}
+    for name, folder in models.items():  # the context-free part: what the model learnt beyond relevance
+        scores[f"quality head[{name}]"] = RewardModelScorer(folder).quality(replies)
     scores["relevance (last 3 turns)"] = relevance_scores([render_turns(c[-CONTEXT_TURNS:]) for c in contexts], replies)
     scores["relevance (last seeker turns)"] = relevance_scores([last_seeker_text(c) for c in contexts], replies)
     return scores

@@ -1,22 +1,18 @@
 """Pairwise preference reward model: a MiniLM pair encoder (models.pair_encoder) trained with TRL's RewardTrainer.
 
 Pairs records: {"id", "conversation_id"?, "split"?, "context": [{"speaker", "text", "strategy"?}, ...],
-"chosen", "rejected"}. Training and scoring read the same input: the last 3 context turns
-(`reward_context`, tokens cut from the left to `max_length`) and the reply, encoded separately.
-The loss is RewardTrainer's pairwise (Bradley-Terry) loss plus, with `in_batch_weight`, a contrastive
-term: each context must also prefer its chosen reply over every other reply in the batch.
+"chosen", "rejected"}. Training (models.reward_training) and scoring read the same input: the last 3
+context turns (`reward_context`, tokens cut from the left to `max_length`) and the reply, encoded
+separately.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
 import math
 import re
-import statistics
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,7 +30,6 @@ MAX_CONTEXT_CHARS = 1200  # cheap character cap before tokenisation (tokens are 
 DEFAULT_MAX_LENGTH = 128  # context tokens; the reply has its own budget (models.pair_encoder)
 METADATA_FILE = "reward_model.json"
 TEXT_FORMAT = "context: last 3 'Speaker: text' turns, left-truncated; reply encoded separately (pair encoder)"
-CENTER_SAMPLE = 2000  # training pairs whose mean logit becomes the model's reward_center
 _TURN_START = re.compile(r"^(?:Seeker|Supporter):", re.MULTILINE)
 
 
@@ -162,6 +157,28 @@ class RewardModelScorer:
                 scores.extend(float(v) for v in logits.reshape(-1).tolist())
         return scores
 
+    def quality(self, replies: Sequence[str]) -> list[float]:
+        """The context-free part of the score: the reply-quality head alone (what lies beyond relevance)."""
+        import torch
+
+        from models.pair_encoder import REPLY_MAX_TOKENS
+
+        scores: list[float] = []
+        self.tokenizer.truncation_side = "right"
+        with torch.no_grad():
+            for i in range(0, len(replies), self.batch_size):
+                batch = self.tokenizer(
+                    [(r or "").strip() for r in replies[i : i + self.batch_size]],
+                    truncation=True,
+                    max_length=REPLY_MAX_TOKENS,
+                    padding=True,
+                    return_tensors="pt",
+                )
+                vectors = self.model.embed(batch["input_ids"], batch["attention_mask"])
+                values = self.model.config.reward_scale * self.model.quality(vectors).squeeze(-1)
+                scores.extend(float(v) for v in values.tolist())
+        return scores
+
     def score_pairs(self, pairs: Sequence[dict[str, Any]]) -> tuple[list[float], list[float]]:
         """(chosen scores, rejected scores) of preference records."""
         sides = [pair_sides(record) for record in pairs]
@@ -175,118 +192,3 @@ def pairwise_accuracy(scorer: RewardModelScorer, pairs: Sequence[dict[str, Any]]
         return math.nan
     chosen, rejected = scorer.score_pairs(pairs)
     return sum(c > r for c, r in zip(chosen, rejected, strict=True)) / len(pairs)
-
-
-@functools.cache
-def _trainer_class() -> type:
-    """RewardTrainer plus the in-batch contrastive term (built on first use: importing TRL is slow)."""
-    import torch
-    from trl import RewardTrainer
-
-    class PairRewardTrainer(RewardTrainer):
-        in_batch_weight = 1.0
-
-        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            loss, outputs = super().compute_loss(model, inputs, return_outputs=True)
-            if self.in_batch_weight > 0:
-                contexts, replies = outputs.context_embeddings, outputs.reply_embeddings
-                n = len(contexts) // 2  # rows: the chosen half, then the rejected half, same contexts
-                logits = model.score_embeddings(contexts[:n, None, :], replies[None, :, :])
-                target = torch.arange(n, device=logits.device)
-                loss = loss + self.in_batch_weight * torch.nn.functional.cross_entropy(logits, target)
-            return (loss, outputs) if return_outputs else loss
-
-    return PairRewardTrainer
-
-
-def _reward_config(scratch: str, epochs: float, learning_rate: float, batch_size: int, seed: int, max_length: int):
-    from trl import RewardConfig
-
-    return RewardConfig(
-        output_dir=scratch,
-        num_train_epochs=epochs,
-        learning_rate=learning_rate,
-        per_device_train_batch_size=batch_size,
-        seed=seed,
-        data_seed=seed,
-        max_length=max_length + 96,  # context + reply rows (models.pair_encoder.REPLY_MAX_TOKENS)
-        use_cpu=True,
-        bf16=False,
-        fp16=False,
-        activation_checkpointing=False,
-        report_to="none",
-        save_strategy="no",
-        eval_strategy="no",
-        logging_steps=10,
-        disable_tqdm=True,
-        dataloader_num_workers=0,
-    )
-
-
-def _center(scorer: RewardModelScorer, pairs: Sequence[dict[str, Any]]) -> float:
-    """Mean logit of the chosen and rejected replies of (a sample of) the training pairs."""
-    chosen, rejected = scorer.score_pairs(list(pairs)[:CENTER_SAMPLE])
-    return statistics.fmean(chosen + rejected)
-
-
-def train_reward_model(
-    pairs: list[dict],
-    *,
-    encoder_path: str,
-    output_dir: Path,
-    epochs: float,
-    learning_rate: float,
-    batch_size: int,
-    eval_fraction: float,
-    seed: int,
-    max_length: int,
-    in_batch_weight: float = 1.0,
-) -> dict:
-    """Train a pairwise reward model on CPU and save only the final model and tokenizer to `output_dir`.
-
-    Returns {"heldout_pairwise_accuracy", "train_pairwise_accuracy", "n_train", "n_heldout", "train_loss"};
-    the held-out accuracy is NaN when there is nothing to hold out. Logging to MLflow is the caller's job.
-    """
-    from datasets import Dataset
-    from transformers import AutoTokenizer, set_seed
-
-    from models.pair_encoder import PairEncoderRewardModel, encode_pair
-
-    train_pairs, heldout_pairs = split_pairs(pairs, eval_fraction)
-    if not train_pairs:
-        raise ValueError("no preference pairs to train on")
-    sides = [pair_sides(record) for record in train_pairs]
-    set_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(encoder_path)
-    model = PairEncoderRewardModel.from_encoder(encoder_path, tokenizer)
-    dataset = Dataset.from_dict(
-        {
-            "chosen_ids": [encode_pair(tokenizer, c, a, max_length) for c, a, _ in sides],
-            "rejected_ids": [encode_pair(tokenizer, c, b, max_length) for c, _, b in sides],
-        }
-    )
-    logger.info("training reward model on %d pairs (%d held out)", len(train_pairs), len(heldout_pairs))
-    with tempfile.TemporaryDirectory(prefix="reward-trainer-") as scratch:
-        config = _reward_config(scratch, epochs, learning_rate, batch_size, seed, max_length)
-        trainer = _trainer_class()(model=model, args=config, train_dataset=dataset, processing_class=tokenizer)
-        trainer.in_batch_weight = in_batch_weight
-        result = trainer.train()
-    model = trainer.model
-    scorer = RewardModelScorer.from_model(model, tokenizer, max_length)
-    model.config.reward_center = _center(scorer, train_pairs)
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(output_dir)
-    tokenizer.save_pretrained(output_dir)
-    metrics = {
-        "heldout_pairwise_accuracy": pairwise_accuracy(scorer, heldout_pairs),
-        "train_pairwise_accuracy": pairwise_accuracy(scorer, train_pairs),
-        "n_train": len(train_pairs),
-        "n_heldout": len(heldout_pairs),
-        "train_loss": float(result.training_loss),
-        "reward_center": float(model.config.reward_center),
-    }
-    meta = {"max_length": max_length, "text_format": TEXT_FORMAT, "encoder_path": str(encoder_path), "seed": seed}
-    (output_dir / METADATA_FILE).write_text(json.dumps({**meta, "metrics": metrics}, indent=2, default=str))
-    logger.info("reward model saved to %s: %s", output_dir, metrics)
-    return metrics

@@ -47,7 +47,7 @@ def reward_model(project: Project) -> dict:
     import mlflow
 
     from models.embedder import embedder_path
-    from models.reward_model import train_reward_model
+    from models.reward_training import train_reward_model
     from tasks.reward_registry import register_reward_model
 
     settings = project.params.reward_model

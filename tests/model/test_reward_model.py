@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from models.reward_model import RewardModelScorer, reward_context, split_pairs, train_reward_model
+from models.reward_model import RewardModelScorer, reward_context, split_pairs
+from models.reward_training import train_reward_model
 
 SITUATIONS = [
     "I lost my job last week and I don't know how to tell my family.",
