@@ -8,8 +8,9 @@ One JSON object per input line:
              (preference, safety, strategy_fit, repetition; grounding is 0 without reasoning), while
              `format` scores the text as it is (no closed think block: 0.25).
   guidance   optional list of passage texts (or {text, strategy?} objects); [] means none. When absent it is
-             retrieved from the project's guidance index with the training rule (query = situation + the
-             last two seeker turns, k = retrieval.k, vector search); without an index: no guidance, said on stderr.
+             retrieved from the project's guidance index with the training rule (query = the last two
+             seeker turns, or the situation before the seeker has spoken; k, mode and per-strategy cap from
+             params.yaml `retrieval`); without an index: no guidance, said on stderr.
   situation  optional string, used in the retrieval query
   stage      optional Exploration|Comforting|Action; when absent, `infer_stage` by position
   position   optional relative position in the conversation (0..1); when absent,

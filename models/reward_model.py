@@ -174,8 +174,8 @@ class RewardModelScorer:
                     padding=True,
                     return_tensors="pt",
                 )
-                vectors = self.model.embed(batch["input_ids"], batch["attention_mask"])
-                values = self.model.config.reward_scale * self.model.quality(vectors).squeeze(-1)
+                pooled = self.model.embed(batch["input_ids"], batch["attention_mask"]).pooled
+                values = self.model.config.reward_scale * self.model.quality(pooled).squeeze(-1)
                 scores.extend(float(v) for v in values.tolist())
         return scores
 

@@ -43,9 +43,8 @@ def _trainer_class() -> type:
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             loss, outputs = super().compute_loss(model, inputs, return_outputs=True)
             if self.in_batch_weight > 0:
-                contexts, replies = outputs.context_embeddings, outputs.reply_embeddings
-                n = len(contexts) // 2  # rows: the chosen half, then the rejected half, same contexts
-                logits = model.score_embeddings(contexts[:n, None, :], replies[None, :, :])
+                n = len(outputs.logits) // 2  # rows: the chosen half, then the rejected half, same contexts
+                logits = model.score(outputs.contexts.rows(slice(0, n)), outputs.replies, pairwise=True)
                 target = torch.arange(n, device=logits.device)
                 loss = loss + self.in_batch_weight * torch.nn.functional.cross_entropy(logits, target)
             return (loss, outputs) if return_outputs else loss
