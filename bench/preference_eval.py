@@ -157,6 +157,7 @@ def main() -> None:
                 seed=args.seed,
                 max_length=settings.max_length,
                 in_batch_weight=settings.in_batch_weight,
+                interaction=settings.interaction,
             )
         if args.esconv_train_pairs != 0:
             train_pairs = position_swap_pairs(train_dialogues, seed=args.seed, max_pairs=args.esconv_train_pairs)
@@ -171,6 +172,7 @@ def main() -> None:
                 seed=args.seed,
                 max_length=settings.max_length,
                 in_batch_weight=settings.in_batch_weight,
+                interaction=settings.interaction,
             )
         models = {name: info["dir"] for name, info in trained.items()}
         models.update(dict(spec.split("=", 1) for spec in args.reward_model))

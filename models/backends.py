@@ -40,7 +40,7 @@ class BackendUnavailableError(BackendError):
 
 
 class ChatBackend(Protocol):
-    name: str
+    name: str  # the kind of backend; `label` (where present) names the model for records, never a URL or key
 
     def complete(self, messages: Sequence[Message], *, max_tokens: int = 128, temperature: float = 0.7) -> str: ...
 
@@ -98,6 +98,7 @@ class HttpChatBackend:
             raise ValueError("retries must be >= 0 and timeout > 0")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
+        self.label = f"http:{model}"  # what records name as the model: never the URL or the key
         self.api_key = api_key
         self.timeout = timeout
         self.retries = retries
@@ -178,11 +179,19 @@ class LocalChatBackend:
 
     name = "local"
 
-    def __init__(self, model_dir: Path | str, *, seed: int = 13, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: Path | str,
+        *,
+        seed: int = 13,
+        cache_dir: Path | None = None,
+        model_name: str | None = None,
+    ) -> None:
         self.model_dir = Path(model_dir)
         if not (self.model_dir / "config.json").is_file():
             raise FileNotFoundError(f"no model in {self.model_dir}; run `escrag stage base_model` first")
         self.model = str(self.model_dir.resolve())
+        self.label = f"local:{model_name or self.model_dir.name}"  # records name the model, not the path
         self.seed = seed
         self.cache = ResponseCache(cache_dir)
         self._loaded: tuple[Any, Any] | None = None
@@ -205,7 +214,9 @@ class LocalChatBackend:
         model, tokenizer = self._load()
         prompt = tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
         enc = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
-        torch.manual_seed(int(key[:8], 16) ^ self.seed)  # reproducible per prompt, different across prompts
+        # Reproducible per prompt and different across prompts, wherever the project (and model folder) lies.
+        prompt_key = self.cache.key(list(messages), max_tokens, temperature)
+        torch.manual_seed(int(prompt_key[:8], 16) ^ self.seed)
         sample = temperature > 0
         with torch.no_grad():
             out = model.generate(

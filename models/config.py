@@ -61,6 +61,7 @@ class RewardModelParams(_Section):
     max_length: PositiveInt = 128  # context tokens; the reply is encoded apart (models.pair_encoder)
     eval_fraction: float = Field(0.2, gt=0, lt=1)
     in_batch_weight: NonNegativeFloat = 1.0  # weight of the in-batch contrastive term (0: pairwise loss only)
+    interaction: Literal["cosine", "maxsim"] = "cosine"  # how the reply's fit to the context is measured
 
 
 class SftParams(_Section):
@@ -114,6 +115,7 @@ class PreferencesParams(_Section):
     min_margin: float = Field(1.0, ge=0, le=4)
     max_tokens: PositiveInt = 64
     judge_max_tokens: PositiveInt = 72
+    judge_temperature: float = Field(0.0, ge=0, le=2)
 
 
 class Params(_Section):

@@ -94,6 +94,7 @@ def train_reward_model(
     seed: int,
     max_length: int,
     in_batch_weight: float = 1.0,
+    interaction: str = "cosine",
 ) -> dict:
     """Train a pairwise reward model on CPU and save only the final model and tokenizer to `output_dir`.
 
@@ -111,7 +112,7 @@ def train_reward_model(
     sides = [pair_sides(record) for record in train_pairs]
     set_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(encoder_path)
-    model = PairEncoderRewardModel.from_encoder(encoder_path, tokenizer)
+    model = PairEncoderRewardModel.from_encoder(encoder_path, tokenizer, interaction)
     dataset = Dataset.from_dict(
         {
             "chosen_ids": [encode_pair(tokenizer, c, a, max_length) for c, a, _ in sides],
@@ -139,7 +140,13 @@ def train_reward_model(
         "train_loss": float(result.training_loss),
         "reward_center": float(model.config.reward_center),
     }
-    meta = {"max_length": max_length, "text_format": TEXT_FORMAT, "encoder_path": str(encoder_path), "seed": seed}
+    meta = {
+        "interaction": interaction,
+        "max_length": max_length,
+        "text_format": TEXT_FORMAT,
+        "encoder_path": str(encoder_path),
+        "seed": seed,
+    }
     (output_dir / METADATA_FILE).write_text(json.dumps({**meta, "metrics": metrics}, indent=2, default=str))
     logger.info("reward model saved to %s: %s", output_dir, metrics)
     return metrics

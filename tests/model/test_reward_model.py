@@ -126,10 +126,14 @@ def test_pair_rows_split_back_into_context_and_reply() -> None:
     assert tokenizer.decode(ctx_ids[0], skip_special_tokens=True) == "seeker : i feel alone."
     assert tokenizer.decode(reply_ids[0], skip_special_tokens=True) == "i am here with you."
     assert reply_ids[1, : int(reply_mask[1].sum())].tolist() == [tokenizer.cls_token_id, *rows[1][-2:]]
-    with torch.no_grad():  # untrained, the logit is 20 x MaxSim of reply tokens against context tokens
+    with torch.no_grad():  # untrained, the logit is 20 x the MiniLM cosine of context and reply
         logits = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1)
         c = model.embed(*model.split_rows(ids, mask)[:2])
         r = model.embed(*model.split_rows(ids, mask)[2:])
+    assert logits.tolist() == pytest.approx((20.0 * (c.pooled * r.pooled).sum(-1)).tolist(), abs=1e-4)
+    model.config.reward_interaction = "maxsim"  # 20 x MaxSim of reply tokens against context tokens
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1)
         pairwise = model.score(c, r, pairwise=True)
     for i in range(2):
         context_tokens = c.tokens[i][c.mask[i] == 1]
@@ -137,10 +141,6 @@ def test_pair_rows_split_back_into_context_and_reply() -> None:
         maxsim = (reply_tokens @ context_tokens.T).max(dim=1).values.mean()
         assert logits[i].item() == pytest.approx(20.0 * maxsim.item(), abs=1e-4)
     assert torch.diagonal(pairwise).tolist() == pytest.approx(logits.tolist(), abs=1e-4)
-    model.config.reward_interaction = "cosine"
-    with torch.no_grad():
-        cosine = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1)
-    assert cosine.tolist() == pytest.approx((20.0 * (c.pooled * r.pooled).sum(-1)).tolist(), abs=1e-4)
 
 
 def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path, dict]) -> None:
