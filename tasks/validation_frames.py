@@ -50,8 +50,18 @@ _RECORD_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {  # name -> (JSON type
         "split": ("string", False),
         "conversation_id": ("string", False),
         "scores": ("object", False),
+        # ESC-Preference provenance (flows/preferences.py, docs/preferences.md)
+        "criteria": ("object", False),
+        "stage": ("string", False),
+        "chosen_strategy": ("string", False),
+        "rejected_strategy": ("string", False),
+        "chosen_guided": ("boolean", False),
+        "rejected_guided": ("boolean", False),
+        "roles": ("object", False),
+        "rubric_version": ("string", False),
     },
 }
+ROLE_NAMES = ("client", "counselor", "judge")
 _TURN_FIELDS = {"speaker": ("string", True), "text": ("string", True), "strategy": ("string", False)}
 
 
@@ -61,6 +71,27 @@ def _conversation(dataset: str, data: dict[str, Any]) -> tuple[str | None, str |
         conv = data.get("id")
     split = data.get("split")
     return (conv, split) if isinstance(conv, str) and isinstance(split, str) else (None, None)
+
+
+def _roles_named(roles: dict[str, Any]) -> bool:
+    """Roles name each of client, counselor and judge with a non-empty text, and nothing else."""
+    return set(roles) == set(ROLE_NAMES) and all(isinstance(v, str) and v.strip() for v in roles.values())
+
+
+def _criteria_sides(criteria: dict[str, Any]) -> bool:
+    """Rubric scores are {chosen?, rejected?} each mapping criteria to scores."""
+    return set(criteria) <= {"chosen", "rejected"} and all(isinstance(v, dict) for v in criteria.values())
+
+
+def _criteria_rows(rec: Record, criteria: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rubric scores {side: {criterion: n}} as rows of the scores frame (each 1-5)."""
+    rows = []
+    for side, values in criteria.items():
+        for key, value in values.items() if isinstance(values, dict) else ():
+            row = _base("preferences", rec, f"criteria.{side}.{key}") | {"lo": 1, "hi": 5, "value__type": _kind(value)}
+            row["value"] = value if row["value__type"] == "number" else None
+            rows.append(row)
+    return rows
 
 
 def _frames(records: dict[str, list[Record]], skip: set[str]) -> dict[str, pd.DataFrame]:
@@ -90,6 +121,11 @@ def _frames(records: dict[str, list[Record]], skip: set[str]) -> dict[str, pd.Da
             if dataset == "preferences":
                 both = row["chosen"] is not None and row["rejected"] is not None
                 row["chosen_differs"] = row["chosen"].strip() != row["rejected"].strip() if both else None
+                roles = row["roles"]
+                row["roles_named"] = None if roles is None else _roles_named(roles)
+                criteria = row["criteria"]
+                row["criteria_sides"] = None if criteria is None else _criteria_sides(criteria)
+                rows.setdefault("scores", []).extend(_criteria_rows(rec, row["criteria"] or {}))
             for i, turn in enumerate(row[turns_key] or []):
                 trow = _base(dataset, rec, f"{turns_key}[{i}]") | {"turn__type": _kind(turn)}
                 for name, (kind, _) in _TURN_FIELDS.items():

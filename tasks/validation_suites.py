@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.schema import KNOWLEDGE_STAGES, SPEAKERS, SPLITS, STRATEGIES
+from models.schema import KNOWLEDGE_STAGES, SPEAKERS, SPLITS, STAGES, STRATEGIES
 from tasks.pii import PII_PATTERNS
 from tasks.validation_frames import _RECORD_FIELDS, _TURN_FIELDS
 
@@ -100,6 +100,24 @@ def _expectations(suite: str, *, pii_severity: str, text_min: int, text_max: int
         )
         split_checks()
         pii("chosen", "rejected", "rationale")
+        one_in("stage", STAGES, "stage")
+        one_in("chosen_strategy", STRATEGIES, "strategy")
+        one_in("rejected_strategy", STRATEGIES, "strategy")
+        add("ExpectColumnValuesToMatchRegex", "rubric_version", "is empty or whitespace only", regex=r"\S")
+        add(
+            "ExpectColumnValuesToBeInSet",
+            "roles_named",
+            "roles must name the model of each of client, counselor and judge, and nothing else",
+            "roles",
+            value_set=[True],
+        )
+        add(
+            "ExpectColumnValuesToBeInSet",
+            "criteria_sides",
+            "criteria must map chosen and rejected to objects of rubric scores",
+            "criteria",
+            value_set=[True],
+        )
     elif suite.endswith("_turns"):
         add(
             "ExpectColumnValuesToBeInSet", "turn__type", "turn must be an object, got {value}", "", value_set=["object"]
