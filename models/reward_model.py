@@ -111,6 +111,12 @@ class RewardModelScorer:
         model_dir = Path(model_dir)
         if not (model_dir / "config.json").is_file():
             raise FileNotFoundError(f"no reward model in {model_dir} (config.json missing)")
+        architectures = json.loads((model_dir / "config.json").read_text()).get("architectures") or []
+        if PairEncoderRewardModel.__name__ not in architectures:
+            raise ValueError(
+                f"{model_dir} holds a {', '.join(architectures) or 'model'} reward model from an older escrag; "
+                "retrain it with `escrag stage reward_model`"
+            )
         meta_path = model_dir / METADATA_FILE
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
         tokenizer = AutoTokenizer.from_pretrained(model_dir)

@@ -180,3 +180,9 @@ def test_saved_model_scores_unseen_replies(trained: tuple[Path, dict]) -> None:
     scores = scorer.score([context, context], [empathetic, dismissive])
     assert len(scores) == 2 and all(math.isfinite(s) for s in scores)
     assert scores[0] > scores[1]
+
+
+def test_an_older_reward_model_folder_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"architectures": ["BertForSequenceClassification"]}')
+    with pytest.raises(ValueError, match="BertForSequenceClassification reward model from an older escrag"):
+        RewardModelScorer(tmp_path)
