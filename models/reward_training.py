@@ -55,6 +55,8 @@ def _trainer_class() -> type:
 def _reward_config(scratch: str, epochs: float, learning_rate: float, batch_size: int, seed: int, max_length: int):
     from trl import RewardConfig
 
+    from models.pair_encoder import REPLY_MAX_TOKENS
+
     return RewardConfig(
         output_dir=scratch,
         num_train_epochs=epochs,
@@ -62,7 +64,7 @@ def _reward_config(scratch: str, epochs: float, learning_rate: float, batch_size
         per_device_train_batch_size=batch_size,
         seed=seed,
         data_seed=seed,
-        max_length=max_length + 96,  # context + reply rows (models.pair_encoder.REPLY_MAX_TOKENS)
+        max_length=max_length + REPLY_MAX_TOKENS,  # a row holds the context and the reply
         use_cpu=True,
         bf16=False,
         fp16=False,
