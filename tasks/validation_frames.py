@@ -50,7 +50,7 @@ _RECORD_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {  # name -> (JSON type
         "split": ("string", False),
         "conversation_id": ("string", False),
         "scores": ("object", False),
-        # ESC-Preference provenance (flows/preferences.py, docs/preferences.md)
+        # ESC-Preference provenance (tasks/esc_preferences.py, docs/preferences.md)
         "criteria": ("object", False),
         "stage": ("string", False),
         "chosen_strategy": ("string", False),

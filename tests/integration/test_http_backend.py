@@ -158,7 +158,7 @@ def test_roles_build_a_preference_pair_over_http(server: str, tmp_path: Path) ->
 
 
 def test_builder_writes_pairs_for_project_situations(server: str, tmp_path: Path, repo_root: Path, monkeypatch) -> None:
-    from flows.preferences import run_builder
+    from tasks.esc_preferences import run_builder
 
     (tmp_path / "params.yaml").write_text((repo_root / "params.yaml").read_text())
     (tmp_path / "data" / "dialogues").mkdir(parents=True)

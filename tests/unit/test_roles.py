@@ -193,7 +193,7 @@ def test_params_section_and_its_validation(project: Path, tmp_path: Path) -> Non
 
 
 def test_builder_takes_the_margin_from_params_unless_overridden(project: Path, monkeypatch) -> None:
-    import flows.preferences as prefs
+    import tasks.esc_preferences as prefs
 
     seen: list[dict] = []
 
