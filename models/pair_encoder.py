@@ -119,9 +119,10 @@ class PairEncoderRewardModel(BertPreTrainedModel):
             cut = int(seps[0]) + 1 if len(seps) else len(row)
             contexts.append(row[:cut])
             replies.append(torch.cat([row[:1], row[cut:]]) if cut < len(row) else row[:1])
-        return (*self._pad(contexts), *self._pad(replies))
+        return (*self.pad_rows(contexts), *self.pad_rows(replies))
 
-    def _pad(self, rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    def pad_rows(self, rows: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token rows of different lengths as one padded id tensor and its attention mask."""
         width = max(len(r) for r in rows)
         ids = torch.full((len(rows), width), self.config.pad_token_id or 0, dtype=torch.long, device=rows[0].device)
         mask = torch.zeros((len(rows), width), dtype=torch.long, device=rows[0].device)

@@ -64,11 +64,11 @@ def split_pairs(pairs: Sequence[dict[str, Any]], eval_fraction: float) -> tuple[
     """
     if not 0.0 <= eval_fraction < 1.0:
         raise ValueError(f"eval_fraction must be in [0, 1), got {eval_fraction}")
-    fixed = {"eval": [r for r in pairs if r.get("split") == "eval"], "train": []}
-    fixed["train"] = [r for r in pairs if r.get("split") == "train"]
+    fixed_train = [r for r in pairs if r.get("split") == "train"]
+    fixed_eval = [r for r in pairs if r.get("split") == "eval"]
     free = [r for r in pairs if r.get("split") not in ("eval", "train")]
-    train, heldout = _hash_split(free, eval_fraction if free or not fixed["eval"] else 0.0)
-    return fixed["train"] + train, fixed["eval"] + heldout
+    train, heldout = _hash_split(free, eval_fraction)
+    return fixed_train + train, fixed_eval + heldout
 
 
 def _hash_split(pairs: Sequence[dict[str, Any]], eval_fraction: float) -> tuple[list[dict], list[dict]]:
@@ -155,10 +155,7 @@ class RewardModelScorer:
         scores: list[float] = []
         with torch.no_grad():
             for i in range(0, len(rows), self.batch_size):
-                batch = rows[i : i + self.batch_size]
-                width = max(len(x) for x in batch)
-                input_ids = torch.tensor([x + [0] * (width - len(x)) for x in batch])
-                mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in batch])
+                input_ids, mask = self.model.pad_rows([torch.tensor(x) for x in rows[i : i + self.batch_size]])
                 logits = self.model(input_ids=input_ids, attention_mask=mask).logits
                 scores.extend(float(v) for v in logits.reshape(-1).tolist())
         return scores
