@@ -45,7 +45,7 @@ from models.reward_training import train_reward_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ESCONV = ROOT.parent / "shared" / "data" / "esconv"
-REWARD_CONTEXT_TURNS = 4  # what GRPO passes as context_text (models.training_data.MAX_CONTEXT_TURNS)
+RELEVANCE_TURNS = 3  # the baseline: MiniLM cosine of the last 3 turns and the reply
 
 
 def train(name: str, pairs: list[dict], out: Path, **settings) -> dict:
@@ -65,7 +65,7 @@ def preference_scores(model_dir: str, contexts: list[list[dict]], replies: list[
     (reward,), _ = build_reward_functions({"preference": 1.0}, resources)
     return reward(
         completions=[f"</think>{r}" for r in replies],
-        context_text=[render_turns(c[-REWARD_CONTEXT_TURNS:]) for c in contexts],
+        context_text=[render_turns(c[-CONTEXT_TURNS:]) for c in contexts],  # as GRPO and `escrag score` pass it
     )
 
 
@@ -82,7 +82,8 @@ def all_scores(models: dict[str, str], contexts: list[list[dict]], replies: list
     scores = {f"preference[{n}]": preference_scores(d, contexts, replies) for n, d in models.items()}
     for name, folder in models.items():  # the context-free part: what the model learnt beyond relevance
         scores[f"quality head[{name}]"] = RewardModelScorer(folder).quality(replies)
-    scores["relevance (last 3 turns)"] = relevance_scores([render_turns(c[-CONTEXT_TURNS:]) for c in contexts], replies)
+    recent = [render_turns(c[-RELEVANCE_TURNS:]) for c in contexts]
+    scores["relevance (last 3 turns)"] = relevance_scores(recent, replies)
     scores["relevance (last seeker turns)"] = relevance_scores([last_seeker_text(c) for c in contexts], replies)
     return scores
 

@@ -30,14 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from models.dialogue import infer_stage, last_seeker_text, render_turns, retrieval_query
+from models.reward_model import CONTEXT_TURNS
 from models.schema import SPEAKERS, STAGES
 from tasks.jsonl_reader import DataError, Record, read_jsonl
 from tasks.project import Project
 
 # ESConv conversations have 29 turns on average (median 27): the length a bare context's position assumes.
 EXPECTED_TURNS = 28
-# The context the reward functions see, as in training (models.training_data.MAX_CONTEXT_TURNS).
-CONTEXT_TURNS = 4
 CHUNK = 256  # records scored per batch
 
 

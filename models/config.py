@@ -58,7 +58,7 @@ class RewardModelParams(_Section):
     epochs: PositiveFloat = 3
     learning_rate: PositiveFloat = 5e-5
     batch_size: PositiveInt = 16
-    max_length: PositiveInt = 128  # context tokens; the reply is encoded apart (models.pair_encoder)
+    max_length: PositiveInt = 256  # context tokens; the reply is encoded apart (models.pair_encoder)
     eval_fraction: float = Field(0.2, gt=0, lt=1)
     in_batch_weight: NonNegativeFloat = 1.0  # weight of the in-batch contrastive term (0: pairwise loss only)
     interaction: Literal["cosine", "maxsim"] = "cosine"  # how the reply's fit to the context is measured

@@ -1,7 +1,7 @@
 """Pairwise preference reward model: a MiniLM pair encoder (models.pair_encoder) trained with TRL's RewardTrainer.
 
 Pairs records: {"id", "conversation_id"?, "split"?, "context": [{"speaker", "text", "strategy"?}, ...],
-"chosen", "rejected"}. Training (models.reward_training) and scoring read the same input: the last 3
+"chosen", "rejected"}. Training (models.reward_training) and scoring read the same input: the last 6
 context turns (`reward_context`, tokens cut from the left to `max_length`) and the reply, encoded
 separately.
 """
@@ -25,16 +25,16 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CONTEXT_TURNS = 3  # context turns kept before the reply
-MAX_CONTEXT_CHARS = 1200  # cheap character cap before tokenisation (tokens are then cut from the left)
-DEFAULT_MAX_LENGTH = 128  # context tokens; the reply has its own budget (models.pair_encoder)
+CONTEXT_TURNS = 6  # context turns kept before the reply; 6 beat 3 on ESConv swaps (docs/rewards.md)
+MAX_CONTEXT_CHARS = 2400  # cheap character cap before tokenisation (tokens are then cut from the left)
+DEFAULT_MAX_LENGTH = 256  # context tokens; the reply has its own budget (models.pair_encoder)
 METADATA_FILE = "reward_model.json"
-TEXT_FORMAT = "context: last 3 'Speaker: text' turns, left-truncated; reply encoded separately (pair encoder)"
+TEXT_FORMAT = "context: last 6 'Speaker: text' turns, left-truncated; reply encoded separately (pair encoder)"
 _TURN_START = re.compile(r"^(?:Seeker|Supporter):", re.MULTILINE)
 
 
 def reward_context(context_text: str) -> str:
-    """The context the reward model reads: the last 3 'Speaker: text' turns of a rendered context."""
+    """The context the reward model reads: the last `CONTEXT_TURNS` 'Speaker: text' turns of a rendered context."""
     context = (context_text or "").strip()
     starts = [m.start() for m in _TURN_START.finditer(context)]
     if len(starts) > CONTEXT_TURNS:

@@ -11,6 +11,7 @@ from typing import Any
 
 from models.dialogue import contexts_for_training, infer_stage, last_seeker_text, render_turns, retrieval_query
 from models.prompts import build_prompt
+from models.reward_model import CONTEXT_TURNS as REWARD_CONTEXT_TURNS
 
 # Older turns are dropped so prompts stay short on a CPU.
 MAX_CONTEXT_TURNS = 4
@@ -61,7 +62,7 @@ def _example(dialogue: dict[str, Any], context: list[dict[str, Any]], search, to
         "guidance_titles": [p["title"] for p in passages],
         "stage": stage,
         "seeker_text": last_seeker_text(context),
-        "context_text": render_turns(shown),
+        "context_text": render_turns(context[-REWARD_CONTEXT_TURNS:]),  # the reward model reads more than the prompt
         "gold_reply": gold["text"],
         "gold_strategy": gold.get("strategy") or "Others",
         "emotion": dialogue.get("emotion") or "distressed",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from models.reward_model import RewardModelScorer, reward_context, split_pairs
+from models.reward_model import CONTEXT_TURNS, RewardModelScorer, reward_context, split_pairs
 from models.reward_training import train_reward_model
 
 SITUATIONS = [
@@ -96,10 +96,9 @@ def test_explicit_split_keeps_eval_conversations_out_of_training() -> None:
 
 
 def test_reward_context_keeps_the_recent_turns() -> None:
-    context = "\n".join(f"{'Seeker' if i % 2 else 'Supporter'}: turn {i}" for i in range(6))
-    text = reward_context(context)
-    assert text.startswith("Seeker: turn 3") and text.endswith("Seeker: turn 5")
-    assert "turn 2" not in text
+    lines = [f"{'Seeker' if i % 2 else 'Supporter'}: turn {i}" for i in range(CONTEXT_TURNS + 3)]
+    text = reward_context("\n".join(lines))
+    assert text == "\n".join(lines[-CONTEXT_TURNS:])
     assert reward_context("") == ""
 
 
