@@ -15,7 +15,8 @@ Reward models, each trained here into a temporary folder (or --keep DIR) with th
 The preference score is the GRPO 'preference' reward itself (sigmoid of the reward model's score of the
 reply in its context). Relevance baseline: cosine of MiniLM embeddings of the context and the reply,
 with the context as the last 3 turns and, second variant, as the last two seeker turns. "quality head"
-is each reward model's context-free part alone (models.pair_encoder): what it learnt beyond relevance.
+(models trained with `quality_head: true`) is each one's context-free part alone (models.pair_encoder):
+what it learnt beyond relevance.
 --score-input writes the valid pairs as `escrag score` input (one record per side, ids PAIR:chosen and
 PAIR:rejected, guidance []); `--from-score OUT.jsonl` reads `escrag score --json` output back and prints
 the gold reply's win rate on `preference`, so the figure can be had from the CLI itself.
@@ -81,7 +82,9 @@ def relevance_scores(contexts: list[str], replies: list[str]) -> list[float]:
 def all_scores(models: dict[str, str], contexts: list[list[dict]], replies: list[str]) -> dict[str, list[float]]:
     scores = {f"preference[{n}]": preference_scores(d, contexts, replies) for n, d in models.items()}
     for name, folder in models.items():  # the context-free part: what the model learnt beyond relevance
-        scores[f"quality head[{name}]"] = RewardModelScorer(folder).quality(replies)
+        scorer = RewardModelScorer(folder)
+        if scorer.model.uses_quality_head:
+            scores[f"quality head[{name}]"] = scorer.quality(replies)
     recent = [render_turns(c[-RELEVANCE_TURNS:]) for c in contexts]
     scores["relevance (last 3 turns)"] = relevance_scores(recent, replies)
     scores["relevance (last seeker turns)"] = relevance_scores([last_seeker_text(c) for c in contexts], replies)
@@ -159,6 +162,7 @@ def main() -> None:
                 max_length=settings.max_length,
                 in_batch_weight=settings.in_batch_weight,
                 interaction=settings.interaction,
+                quality_head=settings.quality_head,
             )
         if args.esconv_train_pairs != 0:
             train_pairs = position_swap_pairs(train_dialogues, seed=args.seed, max_pairs=args.esconv_train_pairs)
@@ -174,6 +178,7 @@ def main() -> None:
                 max_length=settings.max_length,
                 in_batch_weight=settings.in_batch_weight,
                 interaction=settings.interaction,
+                quality_head=settings.quality_head,
             )
         models = {name: info["dir"] for name, info in trained.items()}
         models.update(dict(spec.split("=", 1) for spec in args.reward_model))

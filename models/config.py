@@ -62,6 +62,7 @@ class RewardModelParams(_Section):
     eval_fraction: float = Field(0.2, gt=0, lt=1)
     in_batch_weight: NonNegativeFloat = 1.0  # weight of the in-batch contrastive term (0: pairwise loss only)
     interaction: Literal["cosine", "maxsim"] = "cosine"  # how the reply's fit to the context is measured
+    quality_head: bool = False  # + a context-free reply score (models.pair_encoder says when it helps)
 
 
 class SftParams(_Section):

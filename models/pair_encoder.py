@@ -12,8 +12,11 @@ context and reply *separately* with the same encoder. Its logit is
   first more often (84% against 81%), but after pairwise training on 2,560 ESConv-train pairs cosine
   leads (88.5% against 86.8%), so cosine is the default (docs/rewards.md).
 * `quality` is a linear head on the reply embedding alone: what makes a reply better whatever the
-  context (warmth, a question that invites, no lecturing). It is what the model can learn beyond
-  relevance. It shares the scale, so that under one learning rate it moves as fast as the cosine.
+  context (warmth, a question that invites, no lecturing). It shares the scale, so that under one
+  learning rate it moves as fast as the cosine. It is off unless `reward_quality_head` (params
+  `reward_model.quality_head`): trained on ESConv reply swaps it ranks at chance alone (0.50) and only
+  adds noise to the fit (0.898 with it, 0.902 without, docs/rewards.md). Judge-labelled pairs that
+  compare replies to one context are what it is for. Folders saved before the switch keep it on.
 * `reward_center` is set after training to the mean logit of the training replies, so that a sigmoid
   of the logit spreads around 0.5 (the GRPO 'preference' reward) instead of saturating.
 
@@ -59,13 +62,14 @@ class PairRewardOutput(ModelOutput):
 
 
 def reward_config_fields(
-    tokenizer: PreTrainedTokenizerBase, center: float = 0.0, interaction: str = "cosine"
-) -> dict[str, float | int | str]:
+    tokenizer: PreTrainedTokenizerBase, center: float = 0.0, interaction: str = "cosine", quality_head: bool = False
+) -> dict[str, float | int | str | bool]:
     """What the model reads from its config besides BERT's own fields."""
     if interaction not in INTERACTIONS:
         raise ValueError(f"unknown interaction {interaction!r}; choose one of {', '.join(INTERACTIONS)}")
     return {
         "reward_interaction": interaction,
+        "reward_quality_head": quality_head,
         "reward_scale": DEFAULT_SCALE,
         "reward_center": center,
         "sep_token_id": tokenizer.sep_token_id,
@@ -94,14 +98,23 @@ class PairEncoderRewardModel(BertPreTrainedModel):
 
     @classmethod
     def from_encoder(
-        cls, encoder_path: str, tokenizer: PreTrainedTokenizerBase, interaction: str = "cosine"
+        cls,
+        encoder_path: str,
+        tokenizer: PreTrainedTokenizerBase,
+        interaction: str = "cosine",
+        quality_head: bool = False,
     ) -> PairEncoderRewardModel:
-        """A fresh reward model on a sentence encoder's weights (the quality head starts at zero)."""
+        """A fresh reward model on a sentence encoder's weights (the quality head, if on, starts at zero)."""
         model = cls.from_pretrained(encoder_path, num_labels=1)
-        model.config.update(reward_config_fields(tokenizer, interaction=interaction))
+        model.config.update(reward_config_fields(tokenizer, interaction=interaction, quality_head=quality_head))
         nn.init.zeros_(model.quality.weight)  # start as pure relevance; training moves it
         nn.init.zeros_(model.quality.bias)
+        model.quality.requires_grad_(quality_head)
         return model
+
+    @property
+    def uses_quality_head(self) -> bool:
+        return bool(getattr(self.config, "reward_quality_head", True))  # older folders were trained with it
 
     def embed(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Encoded:
         """Token rows through the encoder: unit token vectors and the unit mean-pooled vector."""
@@ -150,7 +163,7 @@ class PairEncoderRewardModel(BertPreTrainedModel):
 
     def score(self, contexts: Encoded, replies: Encoded, pairwise: bool = False) -> torch.Tensor:
         """Logits: row by row (rows,), or every context against every reply (n, k) with `pairwise`."""
-        quality = self.quality(replies.pooled).squeeze(-1)
+        quality = self.quality(replies.pooled).squeeze(-1) * float(self.uses_quality_head)
         if pairwise:
             quality = quality[None, :]
         fit = self.relevance(contexts, replies, pairwise)

@@ -161,7 +161,7 @@ class RewardModelScorer:
         return scores
 
     def quality(self, replies: Sequence[str]) -> list[float]:
-        """The context-free part of the score: the reply-quality head alone (what lies beyond relevance)."""
+        """The context-free part of the score: the reply-quality head alone (zeros when the head is off)."""
         import torch
 
         from models.pair_encoder import REPLY_MAX_TOKENS
@@ -179,6 +179,7 @@ class RewardModelScorer:
                 )
                 pooled = self.model.embed(batch["input_ids"], batch["attention_mask"]).pooled
                 values = self.model.config.reward_scale * self.model.quality(pooled).squeeze(-1)
+                values = values * float(self.model.uses_quality_head)
                 scores.extend(float(v) for v in values.tolist())
         return scores
 

@@ -101,6 +101,7 @@ def train_reward_model(
     max_length: int,
     in_batch_weight: float = 1.0,
     interaction: str = "cosine",
+    quality_head: bool = False,
 ) -> dict:
     """Train a pairwise reward model on CPU and save only the final model and tokenizer to `output_dir`.
 
@@ -118,7 +119,7 @@ def train_reward_model(
     sides = [pair_sides(record) for record in train_pairs]
     set_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(encoder_path)
-    model = PairEncoderRewardModel.from_encoder(encoder_path, tokenizer, interaction)
+    model = PairEncoderRewardModel.from_encoder(encoder_path, tokenizer, interaction, quality_head)
     dataset = Dataset.from_dict(
         {
             "chosen_ids": [encode_pair(tokenizer, c, a, max_length) for c, a, _ in sides],
@@ -148,6 +149,7 @@ def train_reward_model(
     }
     meta = {
         "interaction": interaction,
+        "quality_head": quality_head,
         "max_length": max_length,
         "text_format": TEXT_FORMAT,
         "encoder_path": str(encoder_path),

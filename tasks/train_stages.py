@@ -69,6 +69,7 @@ def reward_model(project: Project) -> dict:
             max_length=settings.max_length,
             in_batch_weight=settings.in_batch_weight,
             interaction=settings.interaction,
+            quality_head=settings.quality_head,
         )
         mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
         registered = register_reward_model(project, metrics)

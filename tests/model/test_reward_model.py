@@ -140,6 +140,12 @@ def test_pair_rows_split_back_into_context_and_reply() -> None:
         maxsim = (reply_tokens @ context_tokens.T).max(dim=1).values.mean()
         assert logits[i].item() == pytest.approx(20.0 * maxsim.item(), abs=1e-4)
     assert torch.diagonal(pairwise).tolist() == pytest.approx(logits.tolist(), abs=1e-4)
+    torch.nn.init.constant_(model.quality.bias, 0.25)  # the head counts only when it is switched on
+    with torch.no_grad():
+        assert model(input_ids=ids, attention_mask=mask).logits.squeeze(-1).tolist() == pytest.approx(logits.tolist())
+        model.config.reward_quality_head = True
+        shifted = model(input_ids=ids, attention_mask=mask).logits.squeeze(-1)
+    assert shifted.tolist() == pytest.approx((logits + 20.0 * 0.25).tolist(), abs=1e-4)
 
 
 def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path, dict]) -> None:
@@ -159,6 +165,14 @@ def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path,
     assert (output_dir / "config.json").is_file() and (output_dir / "tokenizer.json").is_file()
     assert not list(output_dir.glob("checkpoint-*"))
     assert metrics["reward_center"] != 0.0  # set from the trained logits, saved in the config
+
+
+def test_quality_head_is_off_by_default_and_stays_untrained(trained: tuple[Path, dict]) -> None:
+    output_dir, _ = trained
+    scorer = RewardModelScorer(output_dir)
+    assert scorer.model.config.reward_quality_head is False
+    assert float(scorer.model.quality.weight.abs().sum()) == 0.0  # frozen at its zero start
+    assert scorer.quality(["I hear you.", "Whatever."]) == [0.0, 0.0]
 
 
 def test_saved_scores_are_centred_for_the_sigmoid(trained: tuple[Path, dict]) -> None:
