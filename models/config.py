@@ -113,7 +113,7 @@ class PreferencesParams(_Section):
     situations: PositiveInt = 4
     turns: PositiveInt = 2
     candidates: int = Field(3, ge=2)
-    min_margin: float = Field(1.0, ge=0, le=4)
+    min_margin: float = Field(0.5, ge=0, le=4)
     max_tokens: PositiveInt = 64
     judge_max_tokens: PositiveInt = 72
     judge_temperature: float = Field(0.0, ge=0, le=2)
