@@ -4,6 +4,7 @@ settings from params.yaml and the CLI's exit codes, over a tiny scripted ChatBac
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -175,7 +176,7 @@ def project(tmp_path: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch) ->
     root = tmp_path / "project"
     (root / "data" / "dialogues").mkdir(parents=True)
     (root / "dvc.yaml").write_text("stages: {}\n")
-    params = (repo_root / "params.yaml").read_text().replace("min_margin: 1.0", "min_margin: 2.5")
+    params = re.sub(r"min_margin: [0-9.]+", "min_margin: 2.5", (repo_root / "params.yaml").read_text())
     (root / "params.yaml").write_text(params)
     dialogue = {"id": "d1", "situation": "Laid off.", "emotion": "shame", "problem": "job loss", "turns": []}
     (root / "data" / "dialogues" / "d.jsonl").write_text(json.dumps(dialogue | {"split": "train"}) + "\n")
