@@ -22,9 +22,28 @@ def project_from(args: argparse.Namespace) -> Project:
     return project
 
 
+def use_recipe(project: Project, name: str, *, runs_here: bool) -> None:
+    """Write recipe NAME into params.yaml and say what changed. A bad value, or with `runs_here` a device
+    this machine lacks, is refused before params.yaml is touched."""
+    from models.compute import resolve_compute
+    from tasks.recipes import apply_recipe, recipe_path
+
+    path = recipe_path(project.root, name)
+    check = (lambda params: resolve_compute(params.compute)) if runs_here else None
+    changed = apply_recipe(project.root / "params.yaml", path, accept=check)
+    print(
+        f"recipe {path.name}: {len(changed)} setting(s) changed in params.yaml{': ' if changed else ''}"
+        f"{', '.join(changed)}",
+        file=sys.stderr,
+    )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     project = project_from(args)
+    if args.recipe:
+        use_recipe(project, args.recipe, runs_here=True)
     project.params  # noqa: B018 - fail on bad params before starting Prefect
+    project.compute  # noqa: B018 - and on a device this machine lacks
     from flows.retrain import retrain
 
     decision = retrain(project_dir=str(project.root))
@@ -32,13 +51,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_recipe(args: argparse.Namespace) -> int:
+    use_recipe(project_from(args), args.name, runs_here=False)
+    return EXIT_OK
+
+
 def cmd_stage(args: argparse.Namespace) -> int:
     project = project_from(args)
     project.params  # noqa: B018
+    project.compute  # noqa: B018
+    from models.compute import is_main_process
     from tasks.dvc_ops import restore_bundled_data
     from tasks.stages import STAGES
 
-    if restore_bundled_data(project.root):  # a fresh clone: the same first step as `escrag run`
+    # A fresh clone: the same first step as `escrag run`. Under `accelerate launch` rank 0 alone writes.
+    if is_main_process() and restore_bundled_data(project.root):
         logging.getLogger("escrag").info("data/ restored to the version in data.dvc")
     result = STAGES[args.name](project)
     logging.getLogger("escrag").info("stage %s: %s", args.name, json.dumps(result, default=str))
@@ -69,11 +96,31 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run the retrain flow: validate, version, train, evaluate, promote")
+    run.add_argument(
+        "--recipe",
+        metavar="NAME",
+        help="first write recipes/NAME.yaml into params.yaml (gpu: a bf16 GPU-sized run); default: params.yaml as is",
+    )
     run.set_defaults(func=cmd_run)
+
+    recipe = sub.add_parser(
+        "recipe",
+        help="write recipes/NAME.yaml into params.yaml, so `dvc repro` re-runs the stages it changes",
+        description="Recipes are overlays of params.yaml (recipes/*.yaml). Applying one writes its values into "
+        "params.yaml, comments kept, after validating the result; `git checkout params.yaml` undoes it.",
+    )
+    recipe.add_argument("name", help="a recipe name under recipes/ (e.g. gpu) or a path to a .yaml file")
+    recipe.set_defaults(func=cmd_recipe)
 
     from tasks.stages import PIPELINE_ORDER
 
-    stage = sub.add_parser("stage", help="run one dvc.yaml stage (what `dvc repro` calls)")
+    stage = sub.add_parser(
+        "stage",
+        help="run one dvc.yaml stage (what `dvc repro` calls)",
+        description="Run one dvc.yaml stage in this process. The training stages (reward_model, sft, grpo) "
+        "also run under `accelerate launch [--config_file configs/accelerate/FILE.yaml] -m flows.cli stage NAME`: "
+        "every rank trains, rank 0 alone logs to MLflow, writes outputs and registers (docs/gpu.md).",
+    )
     stage.add_argument("name", choices=PIPELINE_ORDER)
     stage.set_defaults(func=cmd_stage)
 

@@ -181,7 +181,7 @@ def load_scorer(project: Project, source: str | None):
         return load_reward_scorer(source, project)
     folder = Path(source) if source else project.artifact("reward_model")
     if (folder / "config.json").is_file() or source:
-        return RewardModelScorer(folder)
+        return RewardModelScorer(folder, compute=project.compute)
     from tasks.reward_registry import REWARD_URI, load_reward_scorer
 
     try:
@@ -268,10 +268,9 @@ def _run(args) -> int:
         raise FileNotFoundError(f"{args.input}: no such file")
     items = read_inputs(args.input)
     attach_guidance(items, project)
-    from models.embedder import load_embedder
     from models.rewards import RewardResources
 
-    resources = RewardResources(embedder=load_embedder(), preference_scorer=load_scorer(project, args.reward_model))
+    resources = RewardResources(preference_scorer=load_scorer(project, args.reward_model), compute=project.compute)
     for row in score_items(items, weights, resources):
         print(render_row(row, args.json))
     return EXIT_OK

@@ -6,6 +6,10 @@ import importlib.util
 import logging
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from models.compute import Compute
 
 logger = logging.getLogger(__name__)
 
@@ -55,12 +59,18 @@ def import_base_model(source: str, gguf_file: str, out_dir: Path) -> Path:
     return out_dir
 
 
-def load_policy(model_dir: Path | str):
-    """Load a policy folder written by `import_base_model` (or by GRPO) with its tokenizer."""
+def load_policy(model_dir: Path | str, compute: Compute | None = None):
+    """Load a policy folder written by `import_base_model` (or by GRPO) with its tokenizer.
+
+    With `compute` the weights are placed on its device in its dtype (inference); without, they stay
+    fp32 on the CPU for a trainer to place (training keeps fp32 master weights under bf16 autocast).
+    """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir), padding_side="left")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(str(model_dir))
+    if compute is not None:
+        model = model.to(device=compute.device, dtype=compute.dtype)
     return model, tokenizer

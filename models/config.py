@@ -31,6 +31,13 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ComputeParams(_Section):
+    """Where every model runs (models.compute resolves it): auto picks CUDA when torch sees a GPU."""
+
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    precision: Literal["auto", "fp32", "bf16"] = "auto"  # auto: bf16 on a GPU that supports it, else fp32
+
+
 class ValidateParams(_Section):
     pii_policy: Literal["fail", "redact"] = "fail"
     text_max_chars: PositiveInt = 4000
@@ -121,6 +128,7 @@ class PreferencesParams(_Section):
 
 class Params(_Section):
     seed: int = 13
+    compute: ComputeParams = Field(default_factory=ComputeParams)
     validate_: ValidateParams = Field(default_factory=ValidateParams, alias="validate")
     base_model: BaseModelParams = Field(default_factory=BaseModelParams)
     index: IndexParams = Field(default_factory=IndexParams)
@@ -133,7 +141,8 @@ class Params(_Section):
     preferences: PreferencesParams = Field(default_factory=PreferencesParams)
 
 
-def _describe(error: ValidationError, path: Path) -> str:
+def describe_error(error: ValidationError, path: Path) -> str:
+    """One line per bad key: `path: key: message (got value)`."""
     lines = []
     for err in error.errors():
         key = ".".join(str(part) for part in err["loc"])
@@ -154,4 +163,4 @@ def load_params(path: Path) -> Params:
     try:
         return Params.model_validate(raw)
     except ValidationError as exc:
-        raise ParamsError(_describe(exc, path)) from exc
+        raise ParamsError(describe_error(exc, path)) from exc

@@ -8,6 +8,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from models.compute import Compute
+
 logger = logging.getLogger(__name__)
 
 EVAL_TEMPERATURE = 0.7
@@ -17,21 +19,22 @@ ScoreFn = Callable[[str, dict[str, Any]], dict[str, float]]
 
 
 def generate_completions(
-    model_dir: Path | str, prompts: Sequence[str], max_new_tokens: int, batch_size: int = 8, seed: int = 13
+    model_dir: Path | str, prompts: Sequence[str], max_new_tokens: int, compute: Compute, seed: int
 ) -> list[str]:
-    """Seeded sampled completions (the text after the prompt), batched with left padding."""
+    """Seeded sampled completions (the text after the prompt), batched with left padding, placed by `compute`."""
     import torch
     from tqdm.auto import tqdm
 
     from models.base_model import load_policy
 
-    model, tokenizer = load_policy(model_dir)
+    model, tokenizer = load_policy(model_dir, compute)
     model.eval()
     torch.manual_seed(seed)
+    batch_size = compute.generate_batch_size
     completions: list[str] = []
     for start in tqdm(range(0, len(prompts), batch_size), desc=f"generate {Path(str(model_dir)).name}"):
         batch = list(prompts[start : start + batch_size])
-        enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False)
+        enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False).to(compute.device)
         with torch.no_grad():
             out = model.generate(
                 **enc,
@@ -58,10 +61,16 @@ def summarize(rows: Sequence[dict[str, float]]) -> dict[str, float]:
 
 
 def evaluate_policy(
-    model_dir: Path | str, examples: Sequence[dict[str, Any]], score: ScoreFn, max_new_tokens: int
+    model_dir: Path | str,
+    examples: Sequence[dict[str, Any]],
+    score: ScoreFn,
+    max_new_tokens: int,
+    compute: Compute,
+    seed: int,
 ) -> tuple[dict[str, float], list[dict[str, Any]]]:
     """Generate for every example, score each completion; returns (summary, per-example rows)."""
-    completions = generate_completions(model_dir, [e["prompt"] for e in examples], max_new_tokens)
+    prompts = [e["prompt"] for e in examples]
+    completions = generate_completions(model_dir, prompts, max_new_tokens, compute, seed)
     rows = [{**score(c, e)} for c, e in zip(completions, examples, strict=True)]
     details = [
         {"dialogue_id": e["dialogue_id"], "completion": c, **r}

@@ -6,6 +6,7 @@ so GRPO would see no format signal at all (DeepSeek-R1 used a cold start for the
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 from collections.abc import Callable, Sequence
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from models.compute import Compute, is_main_process, process_rank
 from models.training_data import cold_start_completion
 
 logger = logging.getLogger(__name__)
@@ -32,6 +34,24 @@ class GrpoSettings:
     seed: int
 
 
+def weights_digest(model: Any) -> str:
+    """sha256 over the model's parameters in name order: the same on every rank after DDP, and after a reload."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().float().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _finish(trainer, tokenizer, out_dir: Path) -> str:
+    """Log this rank's final weights digest; rank 0 alone writes the model. Returns the digest."""
+    digest = weights_digest(trainer.model)
+    logger.info("rank %d: final weights sha256 %s", process_rank(), digest)
+    if is_main_process():
+        _save_atomically(trainer, tokenizer, out_dir)
+    return digest
+
+
 def _save_atomically(trainer, tokenizer, out_dir: Path) -> None:
     staging = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -42,7 +62,14 @@ def _save_atomically(trainer, tokenizer, out_dir: Path) -> None:
 
 
 def train_cold_start(
-    model_dir: Path, examples: Sequence[dict[str, Any]], out_dir: Path, *, steps: int, learning_rate: float, seed: int
+    model_dir: Path,
+    examples: Sequence[dict[str, Any]],
+    out_dir: Path,
+    *,
+    steps: int,
+    learning_rate: float,
+    seed: int,
+    compute: Compute,
 ) -> list[dict[str, Any]]:
     """SFT on gold replies with templated reasoning; loss on the completion only."""
     from datasets import Dataset
@@ -57,9 +84,8 @@ def train_cold_start(
         max_steps=steps,
         per_device_train_batch_size=4,
         learning_rate=learning_rate,
-        use_cpu=True,
+        **compute.trainer_args(),
         gradient_checkpointing=False,
-        bf16=False,
         report_to=[],
         save_strategy="no",
         logging_steps=1,
@@ -68,7 +94,7 @@ def train_cold_start(
     )
     trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
     trainer.train()
-    _save_atomically(trainer, tokenizer, out_dir)
+    _finish(trainer, tokenizer, out_dir)
     return trainer.state.log_history
 
 
@@ -80,8 +106,13 @@ def train_grpo(
     settings: GrpoSettings,
     out_dir: Path,
     report_to: list[str],
-) -> list[dict[str, Any]]:
-    """GRPO from `model_dir`; writes the policy to `out_dir` and returns the trainer's log history."""
+    compute: Compute,
+    callbacks: Sequence[Any] = (),
+) -> tuple[list[dict[str, Any]], str]:
+    """GRPO from `model_dir`; rank 0 writes the policy to `out_dir`.
+
+    Returns the trainer's log history and the sha256 of the final weights (`weights_digest`).
+    """
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
@@ -100,20 +131,24 @@ def train_grpo(
         max_completion_length=settings.max_completion_length,
         temperature=settings.temperature,
         reward_weights=reward_weights,
-        use_cpu=True,
+        **compute.trainer_args(),  # bf16 autocast only where compute says so: it is ~2x slower on these CPUs
         gradient_checkpointing=False,  # a 135M model fits; recomputation costs ~30% per step on CPU
-        bf16=False,  # bf16 autocast is ~2x slower on these CPUs
         report_to=report_to,
         logging_steps=1,
         save_strategy="no",
         seed=settings.seed,
     )
     trainer = GRPOTrainer(
-        model=model, reward_funcs=reward_funcs, args=config, train_dataset=dataset, processing_class=tokenizer
+        model=model,
+        reward_funcs=reward_funcs,
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
     )
     trainer.train()
-    _save_atomically(trainer, tokenizer, out_dir)
-    return trainer.state.log_history
+    digest = _finish(trainer, tokenizer, out_dir)
+    return trainer.state.log_history, digest
 
 
 def reward_curve(log_history: Sequence[dict[str, Any]]) -> list[dict[str, float]]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from models.compute import Compute, inference, resolve_compute
 from models.dialogue import render_turns
 
 if TYPE_CHECKING:
@@ -101,9 +102,12 @@ def pair_sides(record: dict[str, Any]) -> tuple[str, str, str]:
 
 
 class RewardModelScorer:
-    """Scores replies in context with a trained reward model folder (raw logits; higher is better). CPU only."""
+    """Scores replies in context with a trained reward model folder (raw logits; higher is better).
 
-    def __init__(self, model_dir: Path | str, max_length: int | None = None, batch_size: int = 32) -> None:
+    The model runs where `compute` says (auto when none is given), in batches sized for that device.
+    """
+
+    def __init__(self, model_dir: Path | str, max_length: int | None = None, compute: Compute | None = None) -> None:
         from transformers import AutoTokenizer
 
         from models.pair_encoder import PairEncoderRewardModel
@@ -121,24 +125,34 @@ class RewardModelScorer:
         meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = PairEncoderRewardModel.from_pretrained(model_dir)
-        self._setup(model, tokenizer, max_length or int(meta.get("max_length", DEFAULT_MAX_LENGTH)), batch_size)
+        self._setup(model, tokenizer, max_length or int(meta.get("max_length", DEFAULT_MAX_LENGTH)), compute)
 
     @classmethod
     def from_model(
-        cls, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, max_length: int, batch_size: int = 32
+        cls,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        max_length: int,
+        compute: Compute | None = None,
     ) -> RewardModelScorer:
         """A scorer around an already loaded model and tokenizer."""
         scorer = cls.__new__(cls)
-        scorer._setup(model, tokenizer, max_length, batch_size)
+        scorer._setup(model, tokenizer, max_length, compute)
         return scorer
 
-    def _setup(self, model: Any, tokenizer: Any, max_length: int, batch_size: int) -> None:
-        if max_length <= 0 or batch_size <= 0:
-            raise ValueError("max_length and batch_size must be positive")
-        self.model = model.to("cpu").eval()
+    def _setup(self, model: Any, tokenizer: Any, max_length: int, compute: Compute | None) -> None:
+        if max_length <= 0:
+            raise ValueError("max_length must be positive")
+        self.compute = compute or resolve_compute()
+        self.model = model.to(self.compute.device).eval()
         self.tokenizer = tokenizer
         self.max_length = max_length
-        self.batch_size = batch_size
+        self.batch_size = self.compute.encode_batch_size
+
+    def place(self, compute: Compute) -> RewardModelScorer:
+        """Move the scorer to `compute`'s device (and batch size); returns itself."""
+        self._setup(self.model, self.tokenizer, self.max_length, compute)
+        return self
 
     def score(self, contexts: Sequence[str], replies: Sequence[str]) -> list[float]:
         """Raw score of each reply given its rendered context (only the reply is judged, never reasoning)."""
@@ -153,22 +167,23 @@ class RewardModelScorer:
             for c, r in zip(contexts, replies, strict=True)
         ]
         scores: list[float] = []
-        with torch.no_grad():
+        device = self.compute.device
+        with inference(self.compute):
             for i in range(0, len(rows), self.batch_size):
-                input_ids, mask = self.model.pad_rows([torch.tensor(x) for x in rows[i : i + self.batch_size]])
+                batch = [torch.tensor(x, device=device) for x in rows[i : i + self.batch_size]]
+                input_ids, mask = self.model.pad_rows(batch)
                 logits = self.model(input_ids=input_ids, attention_mask=mask).logits
-                scores.extend(float(v) for v in logits.reshape(-1).tolist())
+                scores.extend(float(v) for v in logits.float().reshape(-1).tolist())
         return scores
 
     def quality(self, replies: Sequence[str]) -> list[float]:
         """The context-free part of the score: the reply-quality head alone (zeros when the head is off)."""
-        import torch
 
         from models.pair_encoder import REPLY_MAX_TOKENS
 
         scores: list[float] = []
         self.tokenizer.truncation_side = "right"
-        with torch.no_grad():
+        with inference(self.compute):
             for i in range(0, len(replies), self.batch_size):
                 batch = self.tokenizer(
                     [(r or "").strip() for r in replies[i : i + self.batch_size]],
@@ -176,11 +191,11 @@ class RewardModelScorer:
                     max_length=REPLY_MAX_TOKENS,
                     padding=True,
                     return_tensors="pt",
-                )
+                ).to(self.compute.device)
                 pooled = self.model.embed(batch["input_ids"], batch["attention_mask"]).pooled
                 values = self.model.config.reward_scale * self.model.quality(pooled).squeeze(-1)
                 values = values * float(self.model.uses_quality_head)
-                scores.extend(float(v) for v in values.tolist())
+                scores.extend(float(v) for v in values.float().tolist())
         return scores
 
     def score_pairs(self, pairs: Sequence[dict[str, Any]]) -> tuple[list[float], list[float]]:

@@ -1,4 +1,4 @@
-"""Training the preference reward model (models.pair_encoder) with TRL's RewardTrainer, on CPU.
+"""Training the preference reward model (models.pair_encoder) with TRL's RewardTrainer, where `compute` says.
 
 The loss is RewardTrainer's pairwise (Bradley-Terry) loss plus, with `in_batch_weight`, a contrastive
 term: each context must also prefer its chosen reply over every other reply in the batch (the
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from models.compute import Compute, is_main_process, resolve_compute
 from models.reward_model import (
     METADATA_FILE,
     TEXT_FORMAT,
@@ -44,7 +45,10 @@ def _trainer_class() -> type:
             loss, outputs = super().compute_loss(model, inputs, return_outputs=True)
             if self.in_batch_weight > 0:
                 n = len(outputs.logits) // 2  # rows: the chosen half, then the rejected half, same contexts
-                logits = model.score(outputs.contexts.rows(slice(0, n)), outputs.replies, pairwise=True)
+                # Under DDP `model` is the wrapper; the scoring head lives on the module it wraps.
+                logits = self.accelerator.unwrap_model(model).score(
+                    outputs.contexts.rows(slice(0, n)), outputs.replies, pairwise=True
+                )
                 target = torch.arange(n, device=logits.device)
                 loss = loss + self.in_batch_weight * torch.nn.functional.cross_entropy(logits, target)
             return (loss, outputs) if return_outputs else loss
@@ -52,7 +56,9 @@ def _trainer_class() -> type:
     return PairRewardTrainer
 
 
-def _reward_config(scratch: str, epochs: float, learning_rate: float, batch_size: int, seed: int, max_length: int):
+def _reward_config(
+    scratch: str, epochs: float, learning_rate: float, batch_size: int, seed: int, max_length: int, compute: Compute
+):
     from trl import RewardConfig
 
     from models.pair_encoder import REPLY_MAX_TOKENS
@@ -65,9 +71,7 @@ def _reward_config(scratch: str, epochs: float, learning_rate: float, batch_size
         seed=seed,
         data_seed=seed,
         max_length=max_length + REPLY_MAX_TOKENS,  # a row holds the context and the reply
-        use_cpu=True,
-        bf16=False,
-        fp16=False,
+        **compute.trainer_args(),
         activation_checkpointing=False,
         report_to="none",
         save_strategy="no",
@@ -102,8 +106,9 @@ def train_reward_model(
     in_batch_weight: float = 1.0,
     interaction: str = "cosine",
     quality_head: bool = False,
+    compute: Compute | None = None,
 ) -> dict:
-    """Train a pairwise reward model on CPU and save only the final model and tokenizer to `output_dir`.
+    """Train a pairwise reward model where `compute` says; rank 0 saves only the final model and tokenizer.
 
     Returns {"heldout_pairwise_accuracy", "train_pairwise_accuracy", "n_train", "n_heldout", "train_loss"};
     the held-out accuracy is NaN when there is nothing to hold out. Logging to MLflow is the caller's job.
@@ -113,6 +118,7 @@ def train_reward_model(
 
     from models.pair_encoder import PairEncoderRewardModel, encode_pair
 
+    compute = compute or resolve_compute()
     train_pairs, heldout_pairs = split_pairs(pairs, eval_fraction)
     if not train_pairs:
         raise ValueError("no preference pairs to train on")
@@ -128,17 +134,13 @@ def train_reward_model(
     )
     logger.info("training reward model on %d pairs (%d held out)", len(train_pairs), len(heldout_pairs))
     with tempfile.TemporaryDirectory(prefix="reward-trainer-") as scratch:
-        config = _reward_config(scratch, epochs, learning_rate, batch_size, seed, max_length)
+        config = _reward_config(scratch, epochs, learning_rate, batch_size, seed, max_length, compute)
         trainer = _trainer_class()(model=model, args=config, train_dataset=dataset, processing_class=tokenizer)
         trainer.in_batch_weight = in_batch_weight
         result = trainer.train()
     model = trainer.model
-    scorer = RewardModelScorer.from_model(model, tokenizer, max_length)
+    scorer = RewardModelScorer.from_model(model, tokenizer, max_length, compute)
     model.config.reward_center, train_accuracy = _center_and_accuracy(scorer, train_pairs)
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(output_dir)
-    tokenizer.save_pretrained(output_dir)
     metrics = {
         "heldout_pairwise_accuracy": pairwise_accuracy(scorer, heldout_pairs),
         "train_pairwise_accuracy": train_accuracy,  # on the first CENTER_SAMPLE training pairs
@@ -155,6 +157,14 @@ def train_reward_model(
         "encoder_path": str(encoder_path),
         "seed": seed,
     }
-    (output_dir / METADATA_FILE).write_text(json.dumps({**meta, "metrics": metrics}, indent=2, default=str))
-    logger.info("reward model saved to %s: %s", output_dir, metrics)
+    if is_main_process():
+        _save(model, tokenizer, Path(output_dir), {**meta, "metrics": metrics})
+        logger.info("reward model saved to %s: %s", output_dir, metrics)
     return metrics
+
+
+def _save(model: Any, tokenizer: Any, output_dir: Path, meta: dict[str, Any]) -> None:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    (output_dir / METADATA_FILE).write_text(json.dumps(meta, indent=2, default=str))

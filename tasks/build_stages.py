@@ -56,7 +56,7 @@ def index(project: Project) -> dict:
         load_records(project.data, "knowledge"),
         out,
         settings.table,
-        load_embedder(),
+        load_embedder(project.compute),
         batch_size=settings.batch_size,
         ann_threshold=settings.ann_threshold,
         data_version=data_md5(project.root),

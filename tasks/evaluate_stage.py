@@ -23,8 +23,7 @@ def make_scorer(project: Project) -> Callable[[str, dict[str, Any]], dict[str, f
     from models.rewards.text import split_completion
     from tasks.reward_registry import preference_scorer
 
-    scorer, _ = preference_scorer(project)
-    resources = RewardResources(preference_scorer=scorer)
+    resources = RewardResources(preference_scorer=preference_scorer(project), compute=project.compute)
     weights = project.params.grpo.rewards
 
     def score(completion: str, example: dict[str, Any]) -> dict[str, float]:
@@ -53,7 +52,9 @@ def evaluate_models(project: Project, models: dict[str, Path]) -> tuple[dict[str
     score = make_scorer(project)
     summaries, details = {}, {}
     for name, model_dir in models.items():
-        summaries[name], details[name] = evaluate_policy(model_dir, examples, score, settings.max_new_tokens)
+        summaries[name], details[name] = evaluate_policy(
+            model_dir, examples, score, settings.max_new_tokens, project.compute, project.params.seed
+        )
     return summaries, details
 
 

@@ -19,7 +19,7 @@ def open_retriever(project: Project) -> Any:
     return Retriever(
         index_dir,
         params.index.table,
-        load_embedder(),
+        load_embedder(project.compute),
         mode=params.retrieval.mode,
         max_per_strategy=params.retrieval.max_per_strategy,
     )

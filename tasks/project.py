@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from models.compute import Compute, resolve_compute
 from models.config import Params, load_params
 
 ROOT_MARKERS = ("dvc.yaml", "params.yaml")
@@ -38,6 +39,11 @@ class Project:
     @cached_property
     def params(self) -> Params:
         return load_params(self.root / "params.yaml")
+
+    @cached_property
+    def compute(self) -> Compute:
+        """The resolved `compute:` setting: where every model of this project runs."""
+        return resolve_compute(self.params.compute)
 
     @property
     def data(self) -> Path:

@@ -58,7 +58,7 @@ def register_candidate(project: Project) -> str:
         return str(existing[0].version)
     from transformers import pipeline
 
-    policy = pipeline("text-generation", model=str(project.artifact("policy")), device="cpu")
+    policy = pipeline("text-generation", model=str(project.artifact("policy")), device=project.compute.device)
     with mlflow.start_run(run_id=run_id):
         info = mlflow.transformers.log_model(
             transformers_model=policy,

@@ -7,8 +7,9 @@ model's `max_length` and text format travel in the model's metadata; the held-ou
 a metric of the logged model and a tag of the registered version.
 
 The `reward_model` stage registers what it trained (`register_reward_model`, inside its run); GRPO
-and evaluation load the preference scorer by alias (`preference_scorer`) and tag their runs with the
-version they used.
+and evaluation read the scorer from the stage's declared output folder, placed by the project's
+`compute` (`preference_scorer`), and tag their runs with the registered version of that folder
+(`reward_model_version`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tasks.registry import PIP_REQUIREMENTS
 from tasks.tracking import configure, tracked_run
 
 if TYPE_CHECKING:
+    from models.compute import Compute
     from models.reward_model import RewardModelScorer
 
 logger = logging.getLogger(__name__)
@@ -155,21 +157,25 @@ def _log_and_register(model_dir: Path, meta: dict, accuracy: float) -> str:
     return str(info.registered_model_version)
 
 
-def load_reward_scorer(uri: str = REWARD_URI, project: Project | None = None) -> RewardModelScorer:
+def load_reward_scorer(
+    uri: str = REWARD_URI, project: Project | None = None, compute: Compute | None = None
+) -> RewardModelScorer:
     """A `RewardModelScorer` from a registered reward model (`models:/escrag-reward@champion` by default).
 
-    `project` points MLflow at the project's tracking store; without it the current tracking URI is used.
-    The scorer is the one the pyfunc serves: same folder, same `max_length`.
+    `project` points MLflow at the project's tracking store and places the scorer by its `compute`
+    (else `compute`, else auto). The scorer is the one the pyfunc serves: same folder, same `max_length`.
     """
     import mlflow
 
     if project is not None:
         mlflow.set_tracking_uri(project.tracking_uri)
-    return mlflow.pyfunc.load_model(uri).unwrap_python_model().scorer
+        compute = compute or project.compute
+    scorer = mlflow.pyfunc.load_model(uri).unwrap_python_model().scorer
+    return scorer.place(compute) if compute is not None else scorer
 
 
-def preference_scorer(project: Project) -> tuple[RewardModelScorer, str]:
-    """The preference scorer from `escrag-reward@champion`, and the version it resolved to.
+def reward_model_version(project: Project) -> str:
+    """The registered version behind `escrag-reward@champion`.
 
     When the alias is missing (a tracking store created after the `reward_model` stage ran, which
     `dvc.lock` then skips), the stage's folder is registered first, with the metrics of its report.
@@ -178,10 +184,16 @@ def preference_scorer(project: Project) -> tuple[RewardModelScorer, str]:
 
     configure(project)
     try:
-        version = _client().get_model_version_by_alias(REWARD_MODEL, CHAMPION).version
+        return str(_client().get_model_version_by_alias(REWARD_MODEL, CHAMPION).version)
     except MlflowException:
         report = project.reports / "reward_model.json"
         saved = json.loads(report.read_text()) if report.is_file() else {}
         metrics = {k: float(v) for k, v in saved.items() if isinstance(v, (int, float))}
-        version = register_reward_model(project, metrics).version
-    return load_reward_scorer(f"models:/{REWARD_MODEL}/{version}", project), str(version)
+        return str(register_reward_model(project, metrics).version)
+
+
+def preference_scorer(project: Project) -> RewardModelScorer:
+    """The preference scorer from the `reward_model` stage's declared output, on the project's device."""
+    from models.reward_model import RewardModelScorer
+
+    return RewardModelScorer(project.artifact("reward_model"), compute=project.compute)

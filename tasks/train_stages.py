@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from typing import Any
 
+from models.compute import gpu_peak_memory, is_main_process, process_rank
 from models.records import dialogues_of_split, load_records
 from tasks.dvc_ops import lock_dep_md5
 from tasks.project import Project
@@ -52,25 +54,31 @@ def reward_model(project: Project) -> dict:
 
     settings = project.params.reward_model
     pairs = load_records(project.data, "preferences")
+    train = functools.partial(
+        train_reward_model,
+        pairs,
+        encoder_path=embedder_path(),
+        output_dir=project.artifact("reward_model"),
+        epochs=settings.epochs,
+        learning_rate=settings.learning_rate,
+        batch_size=settings.batch_size,
+        eval_fraction=settings.eval_fraction,
+        seed=project.params.seed,
+        max_length=settings.max_length,
+        in_batch_weight=settings.in_batch_weight,
+        interaction=settings.interaction,
+        quality_head=settings.quality_head,
+        compute=project.compute,
+    )
+    if not is_main_process():  # under `accelerate launch`: rank 0 alone logs, writes and registers
+        return {"rank": process_rank(), **train()}
     with tracked_run(project, "reward_model") as run:
         log_jsonl_dataset(
             project.data / "preferences", pairs, "preferences", dataset_digest(project, "preferences"), "training"
         )
         mlflow.log_params({f"reward_model.{k}": v for k, v in settings.model_dump().items()})
-        metrics = train_reward_model(
-            pairs,
-            encoder_path=embedder_path(),
-            output_dir=project.artifact("reward_model"),
-            epochs=settings.epochs,
-            learning_rate=settings.learning_rate,
-            batch_size=settings.batch_size,
-            eval_fraction=settings.eval_fraction,
-            seed=project.params.seed,
-            max_length=settings.max_length,
-            in_batch_weight=settings.in_batch_weight,
-            interaction=settings.interaction,
-            quality_head=settings.quality_head,
-        )
+        mlflow.log_params(project.compute.as_params())
+        metrics = train()
         mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
         registered = register_reward_model(project, metrics)
     report = {**metrics, "mlflow_run_id": run.info.run_id, "registered_version": registered.version}
@@ -79,19 +87,30 @@ def reward_model(project: Project) -> dict:
 
 
 def sft(project: Project) -> dict:
+    import mlflow
+
     from models.policy_training import train_cold_start
 
     settings = project.params.sft
     examples = build_split_examples(project, "train", project.params.grpo.max_prompts)
-    history = train_cold_start(
+    train = functools.partial(
+        train_cold_start,
         project.artifact("base_model"),
         examples,
         project.artifact("sft"),
         steps=settings.steps,
         learning_rate=settings.learning_rate,
         seed=project.params.seed,
+        compute=project.compute,
     )
-    losses = [row["loss"] for row in history if "loss" in row]
+    if not is_main_process():
+        train()
+        return {"rank": process_rank()}
+    with tracked_run(project, "sft"):
+        mlflow.log_params({f"sft.{k}": v for k, v in settings.model_dump().items()})
+        mlflow.log_params(project.compute.as_params())
+        losses = [row["loss"] for row in train() if "loss" in row]
+        mlflow.log_metrics({"sft.first_loss": losses[0], "sft.last_loss": losses[-1]})
     return {"examples": len(examples), "first_loss": losses[0], "last_loss": losses[-1]}
 
 
@@ -100,14 +119,26 @@ def grpo(project: Project) -> dict:
 
     from models.policy_training import GrpoSettings, reward_curve, train_grpo
     from models.rewards import RewardResources, build_reward_functions
-    from tasks.reward_registry import REWARD_MODEL, preference_scorer
+    from tasks.reward_registry import REWARD_MODEL, preference_scorer, reward_model_version
 
-    params = project.params
+    params, compute = project.params, project.compute
     settings = params.grpo
-    scorer, reward_version = preference_scorer(project)
-    resources = RewardResources(preference_scorer=scorer)
+    # The reward encoders run on the policy's device, batched (models.compute).
+    resources = RewardResources(preference_scorer=preference_scorer(project), compute=compute)
     funcs, weights = build_reward_functions(settings.rewards, resources)
-    examples = build_split_examples(project, "train", settings.max_prompts)
+    train = functools.partial(
+        train_grpo,
+        project.artifact("sft"),
+        build_split_examples(project, "train", settings.max_prompts),
+        funcs,
+        weights,
+        GrpoSettings(**settings.model_dump(exclude={"rewards", "max_prompts"}), seed=params.seed),
+        project.artifact("policy"),
+        compute=compute,
+    )
+    if not is_main_process():
+        _, digest = train(report_to=[])
+        return {"rank": process_rank(), "weights_sha256": digest}
     dialogues = dialogues_of_split(project.data, "train")
     with tracked_run(project, "grpo") as run:
         log_jsonl_dataset(
@@ -115,17 +146,13 @@ def grpo(project: Project) -> dict:
         )
         mlflow.log_params({f"grpo.{k}": v for k, v in settings.model_dump().items() if k != "rewards"})
         mlflow.log_params({f"grpo.reward.{k}": v for k, v in settings.rewards.items()})
-        mlflow.set_tags({"reward_model.name": REWARD_MODEL, "reward_model.version": reward_version})
-        history = train_grpo(
-            project.artifact("sft"),
-            examples,
-            funcs,
-            weights,
-            GrpoSettings(**settings.model_dump(exclude={"rewards", "max_prompts"}), seed=params.seed),
-            project.artifact("policy"),
-            report_to=["mlflow"],
-        )
+        mlflow.log_params(compute.as_params())
+        mlflow.set_tags({"reward_model.name": REWARD_MODEL, "reward_model.version": reward_model_version(project)})
+        history, digest = train(report_to=["mlflow"])
+        mlflow.set_tag("policy.weights_sha256", digest)
+        mlflow.log_metric("grpo.peak_gpu_memory_bytes", gpu_peak_memory())
     curve = reward_curve(history)
-    write_json(project.artifact("grpo", "run.json"), {"mlflow_run_id": run.info.run_id, "steps": len(curve)})
+    summary = {"mlflow_run_id": run.info.run_id, "steps": len(curve), "weights_sha256": digest}
+    write_json(project.artifact("grpo", "run.json"), summary)
     write_json(project.reports / "grpo_reward_curve.json", {"reward": curve})
-    return {"mlflow_run_id": run.info.run_id, "steps": len(curve)}
+    return summary

