@@ -208,6 +208,29 @@ def test_bad_params_stop_before_anything_runs(tmp_path, repo_root, change, key):
     assert not (root / ".mlflow").exists(), "nothing may be tracked or registered"
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("how", ["params", "recipe"])
+def test_cuda_without_a_gpu_exits_2_naming_compute_device(tmp_path, repo_root, how):
+    root = copy_project(repo_root, tmp_path)
+    if how == "params":
+        set_params(root, {"compute": {"device": "cuda"}})
+    before = (root / "params.yaml").read_text()
+    result = _escrag(root, "run", *(["--recipe", "gpu"] if how == "recipe" else []))
+    assert result.returncode == 2
+    assert "compute.device" in result.stderr
+    assert (root / "params.yaml").read_text() == before, "a refused recipe leaves params.yaml as it was"
+    assert not (root / "artifacts").exists() and not (root / ".mlflow").exists()
+
+
+def test_training_runs_log_where_they_ran(project, first_run):
+    client = _client(project)
+    experiment = client.get_experiment_by_name("escrag")
+    for stage in ("reward_model", "sft", "grpo"):
+        (run,) = client.search_runs([experiment.experiment_id], f"tags.`escrag.stage` = '{stage}'")
+        params = run.data.params
+        assert (params["compute.device"], params["compute.precision"], params["compute.gpu"]) == ("cpu", "fp32", "none")
+
+
 def test_search_cli_returns_passages_with_every_field(project, first_run):
     result = _escrag(project, "search", "I lost my job and I can't stop worrying about rent", "--json")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -227,3 +250,43 @@ def test_search_cli_stage_filter_and_dialogue_query(project, first_run, tmp_path
     (tmp_path / "bad.jsonl").write_text('{"id": "x", "turns": "not a list"}\n')
     result = _escrag(project, "search", "--dialogue", str(tmp_path / "bad.jsonl"))
     assert result.returncode == 2 and "bad.jsonl:1" in result.stderr and "turns" in result.stderr
+
+
+# Keep this test last: it retrains the policy of the module's project.
+def test_grpo_stage_under_accelerate_with_two_processes(project, first_run):
+    """`accelerate launch --cpu --num_processes 2` (gloo DDP): one MLflow run, one policy, rank 0's weights."""
+    import re
+
+    from models.base_model import load_policy
+    from models.policy_training import weights_digest
+
+    client = _client(project)
+    experiment = client.get_experiment_by_name("escrag")
+    grpo_runs = "tags.`escrag.stage` = 'grpo'"
+    before = {r.info.run_id for r in client.search_runs([experiment.experiment_id], grpo_runs)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_TRACKING", "PREFECT_API"))}
+    launch = [sys.executable, "-m", "accelerate.commands.launch", "--config_file"]
+    config = str(project / "configs" / "accelerate" / "cpu_2proc.yaml")
+    result = subprocess.run(
+        [*launch, config, "-m", "flows.cli", "--project", str(project), "stage", "grpo"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    logs = result.stdout + result.stderr
+    assert result.returncode == 0, logs[-4000:]
+    digests = dict(re.findall(r"rank (\d+): final weights sha256 ([0-9a-f]{64})", logs))
+    assert set(digests) == {"0", "1"}, logs[-4000:]
+    assert digests["0"] == digests["1"], "DDP ranks ended with different weights"
+    after = client.search_runs([experiment.experiment_id], grpo_runs)
+    new = [r for r in after if r.info.run_id not in before]
+    assert len(new) == 1, "only rank 0 may log to MLflow"
+    summary = json.loads((project / "artifacts" / "grpo" / "run.json").read_text())
+    assert summary["mlflow_run_id"] == new[0].info.run_id
+    assert summary["weights_sha256"] == digests["0"] == new[0].data.tags["policy.weights_sha256"]
+    saved, _ = load_policy(project / "artifacts" / "policy")
+    assert weights_digest(saved) == digests["0"], "the saved policy is not the weights rank 0 trained"
+    leftovers = [p.name for p in (project / "artifacts").iterdir() if p.name.endswith(".partial")]
+    assert not leftovers

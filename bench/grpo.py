@@ -1,0 +1,319 @@
+"""escrag's GRPO stage against bare TRL `GRPOTrainer`, side by side in one run.
+
+Run: .venv/bin/python bench/grpo.py [--steps 3] [--model-config DIR] [--json OUT]
+
+Both runners train the same policy (random weights built from the SmolLM2-135M config: timing only, the
+completions are noise and always run to the length limit) on the same escrag training prompts (starter
+dialogues, guidance retrieved by MiniLM, the project's prompt builder), with the same batch, lengths,
+learning rate and seed. Bare TRL scores with a trivial reward (completion length); escrag runs
+`models.policy_training.train_grpo`, the function of its `grpo` stage, with the rewards and weights of
+params.yaml `grpo.rewards`, their encoders placed by `compute` like the stage's. For each batch it prints
+the median step time over the timed steps (after one warm-up step), completion tokens per second, the
+share of the step spent in the reward functions, and the peak memory (GPU allocated, else process RSS).
+
+Batches: params.yaml's (the CPU default) always; where CUDA is present also 16 x 8 x 256 and 64 x 8 x 256
+(prompts x generations x completion tokens), in the precision `compute` resolves to (bf16 on an H200).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models.compute import Compute, resolve_compute
+from models.config import load_params
+from models.records import dialogues_of_split, load_records
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU_BATCHES = ((16, 8, 256), (64, 8, 256))
+
+
+@dataclass(frozen=True)
+class Batch:
+    prompts: int
+    generations: int
+    tokens: int
+
+    def __str__(self) -> str:
+        return f"{self.prompts} x {self.generations} x {self.tokens}"
+
+
+def random_policy(config_dir: Path, out: Path) -> Path:
+    """A policy folder with random weights from `config_dir`'s config.json, and its tokenizer."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    config = AutoConfig.from_pretrained(str(config_dir))
+    AutoModelForCausalLM.from_config(config).save_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(str(config_dir))
+    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def training_examples(tokenizer, compute: Compute, k: int, count: int, seed: int) -> list[dict]:
+    """escrag's training prompts from the starter dialogues, guidance by MiniLM cosine over the passages."""
+    from models.embedder import load_embedder
+    from models.training_data import build_examples
+
+    passages = load_records(ROOT / "starter_data", "knowledge")
+    embedder = load_embedder(compute)
+    vectors = embedder.encode([p["text"] for p in passages], normalize_embeddings=True)
+
+    def search(query: str, k: int) -> list[dict]:
+        scores = vectors @ embedder.encode([query], normalize_embeddings=True)[0]
+        return [passages[i] for i in np.argsort(-scores)[:k]]
+
+    dialogues = dialogues_of_split(ROOT / "starter_data", "train")
+    examples = build_examples(dialogues, search, tokenizer, k=k, max_examples=count, seed=seed)
+    return (examples * (count // len(examples) + 1))[:count]
+
+
+class StepClock:
+    """A TrainerCallback timing each optimizer step (CUDA synchronised), and a timer for reward calls."""
+
+    def __init__(self, cuda: bool) -> None:
+        import torch
+
+        self._sync = torch.cuda.synchronize if cuda else (lambda: None)
+        self.steps: list[float] = []
+        self.rewards: list[float] = [0.0]
+        self._start = 0.0
+
+    def callback(self):
+        from transformers import TrainerCallback
+
+        clock = self
+
+        class _Callback(TrainerCallback):
+            def on_step_begin(self, args, state, control, **kwargs):
+                clock._sync()
+                clock._start = time.perf_counter()
+                clock.rewards.append(0.0)
+
+            def on_step_end(self, args, state, control, **kwargs):
+                clock._sync()
+                clock.steps.append(time.perf_counter() - clock._start)
+
+        return _Callback()
+
+    def timed(self, fn):
+        def wrapper(*args, **kwargs):
+            self._sync()
+            start = time.perf_counter()
+            out = fn(*args, **kwargs)
+            self._sync()
+            self.rewards[-1] += time.perf_counter() - start
+            return out
+
+        wrapper.__name__ = fn.__name__
+        return wrapper
+
+
+class PeakMemory:
+    """Peak GPU memory allocated by torch, or peak process RSS (sampled) on the CPU, during a block."""
+
+    def __init__(self, cuda: bool) -> None:
+        self.cuda, self.peak, self._stop = cuda, 0, threading.Event()
+
+    def __enter__(self) -> PeakMemory:
+        import torch
+
+        if self.cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        else:
+            threading.Thread(target=self._sample, daemon=True).start()
+        return self
+
+    def _sample(self) -> None:
+        import psutil
+
+        process = psutil.Process()
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, process.memory_info().rss)
+
+    def __exit__(self, *exc) -> None:
+        import torch
+
+        self._stop.set()
+        if self.cuda:
+            self.peak = torch.cuda.max_memory_allocated()
+
+
+def length_reward(completions, **_):
+    """The trivial reward of the bare-TRL runner."""
+    return [float(len(c if isinstance(c, str) else str(c))) / 100.0 for c in completions]
+
+
+def run_bare(policy: Path, examples, batch: Batch, steps: int, compute: Compute, seed: int, clock: StepClock):
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(policy), padding_side="left")
+    with tempfile.TemporaryDirectory() as tmp:
+        config = GRPOConfig(output_dir=tmp, report_to=[], save_strategy="no", **grpo_args(batch, steps, compute, seed))
+        trainer = GRPOTrainer(
+            model=AutoModelForCausalLM.from_pretrained(str(policy)),
+            reward_funcs=[clock.timed(length_reward)],
+            args=config,
+            train_dataset=Dataset.from_list([{"prompt": e["prompt"]} for e in examples]),
+            processing_class=tokenizer,
+            callbacks=[clock.callback()],
+        )
+        trainer.train()
+    return trainer.state.log_history
+
+
+def run_escrag(policy: Path, examples, batch: Batch, steps: int, compute: Compute, seed: int, clock: StepClock):
+    from models.policy_training import GrpoSettings, train_grpo
+    from models.rewards import RewardResources, build_reward_functions
+
+    params = load_params(ROOT / "params.yaml")
+    resources = RewardResources(preference_scorer=preference_scorer(compute), compute=compute)
+    funcs, weights = build_reward_functions(params.grpo.rewards, resources)
+    args = grpo_args(batch, steps, compute, seed)
+    settings = GrpoSettings(
+        max_steps=args["max_steps"],
+        learning_rate=args["learning_rate"],
+        beta=args["beta"],
+        num_generations=batch.generations,
+        prompts_per_step=batch.prompts,
+        max_completion_length=batch.tokens,
+        temperature=args["temperature"],
+        seed=seed,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        history, _ = train_grpo(
+            policy,
+            examples,
+            [clock.timed(f) for f in funcs],
+            weights,
+            settings,
+            Path(tmp) / "policy",
+            report_to=[],
+            compute=compute,
+            callbacks=[clock.callback()],
+        )
+    return history
+
+
+def grpo_args(batch: Batch, steps: int, compute: Compute, seed: int) -> dict:
+    """The GRPOConfig fields both runners share (escrag's train_grpo sets the same from GrpoSettings)."""
+    grpo = load_params(ROOT / "params.yaml").grpo
+    return {
+        "max_steps": steps + 1,
+        "learning_rate": grpo.learning_rate,
+        "beta": grpo.beta,
+        "temperature": grpo.temperature,
+        "num_generations": batch.generations,
+        "per_device_train_batch_size": batch.prompts * batch.generations,
+        "max_completion_length": batch.tokens,
+        "gradient_checkpointing": False,
+        "logging_steps": 1,
+        "seed": seed,
+        **compute.trainer_args(),
+    }
+
+
+def preference_scorer(compute: Compute):
+    """The project's trained reward model when there is one, else the same architecture untrained."""
+    from models.reward_model import RewardModelScorer
+
+    trained = ROOT / "artifacts" / "reward_model"
+    if (trained / "config.json").is_file():
+        return RewardModelScorer(trained, compute=compute)
+    from transformers import AutoTokenizer
+
+    from models.embedder import embedder_path
+    from models.pair_encoder import PairEncoderRewardModel
+    from models.reward_model import DEFAULT_MAX_LENGTH
+
+    tokenizer = AutoTokenizer.from_pretrained(embedder_path())
+    model = PairEncoderRewardModel.from_encoder(embedder_path(), tokenizer)
+    return RewardModelScorer.from_model(model, tokenizer, DEFAULT_MAX_LENGTH, compute)
+
+
+def measure(runner, policy, examples, batch, steps, compute, seed) -> dict:
+    clock = StepClock(compute.device == "cuda")
+    with PeakMemory(compute.device == "cuda") as memory:
+        history = runner(policy, examples, batch, steps, compute, seed, clock)
+    lengths = [row["completions/mean_length"] for row in history if "completions/mean_length" in row][1:]
+    step_s, reward_s = clock.steps[1:], clock.rewards[2:]  # drop the warm-up step ([0] is a placeholder)
+    tokens = sum(lengths) * batch.prompts * batch.generations
+    return {
+        "step_s": statistics.median(step_s),
+        "tokens_per_s": tokens / sum(step_s),
+        "reward_share": sum(reward_s) / sum(step_s),
+        "peak_bytes": memory.peak,
+        "completion_tokens": statistics.fmean(lengths),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per runner, after one warm-up step")
+    parser.add_argument(
+        "--model-config",
+        type=Path,
+        default=ROOT / "artifacts" / "base_model",
+        help="folder with the policy's config.json and tokenizer (default: artifacts/base_model)",
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    from transformers import AutoTokenizer
+
+    params = load_params(ROOT / "params.yaml")
+    compute = resolve_compute(params.compute)
+    batches = [Batch(params.grpo.prompts_per_step, params.grpo.num_generations, params.grpo.max_completion_length)]
+    if compute.device == "cuda":
+        batches += [Batch(*b) for b in GPU_BATCHES]
+    tokenizer = AutoTokenizer.from_pretrained(str(args.model_config))
+    count = max(b.prompts for b in batches) * (args.steps + 1)
+    examples = training_examples(tokenizer, compute, params.retrieval.k, count, params.seed)
+    prompt_tokens = [len(tokenizer(e["prompt"], add_special_tokens=False)["input_ids"]) for e in examples]
+    print(
+        f"escrag GRPO stage against bare TRL GRPOTrainer on {compute.device} ({compute.gpu_name or 'no GPU'}), "
+        f"{compute.precision}; random weights from {args.model_config.name}/config.json (timing only); "
+        f"prompts of {min(prompt_tokens)}-{max(prompt_tokens)} tokens; median of {args.steps} steps after 1 warm-up"
+    )
+    memory = "peak GPU MiB" if compute.device == "cuda" else "peak RSS MiB"
+    print(f"{'batch (P x G x T)':<18} {'runner':<7} {'step s':>7} {'tok/s':>9} {'reward %':>9} {memory:>13}")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        policy = random_policy(args.model_config, Path(tmp) / "policy")
+        for batch in batches:
+            row = {"batch": str(batch)}
+            for name, runner in (("bare", run_bare), ("escrag", run_escrag)):
+                row[name] = measure(runner, policy, examples, batch, args.steps, compute, params.seed)
+            results.append(row)
+            print_row(row)
+    if args.json:
+        args.json.write_text(json.dumps({"device": compute.as_params(), "results": results}, indent=2))
+
+
+def print_row(row: dict) -> None:
+    bare, ours = row["bare"], row["escrag"]
+    for name, m in (("bare", bare), ("escrag", ours)):
+        print(
+            f"{row['batch']:<18} {name:<7} {m['step_s']:7.2f} {m['tokens_per_s']:9.0f} "
+            f"{100 * m['reward_share']:8.1f}% {m['peak_bytes'] / 2**20:13.0f}"
+        )
+    print(
+        f"{'':<18} escrag/bare: step {ours['step_s'] / bare['step_s']:.3f}x, "
+        f"throughput {ours['tokens_per_s'] / bare['tokens_per_s']:.3f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
