@@ -33,7 +33,7 @@ from models.config import load_params
 from models.records import dialogues_of_split, load_records
 
 ROOT = Path(__file__).resolve().parents[1]
-GPU_BATCHES = ((16, 8, 256), (64, 8, 256))
+GPU_BATCHES = ((16, 8, 256, 32), (64, 8, 256, 32))  # micro-batches of 32 completions, as recipes/gpu.yaml
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,14 @@ class Batch:
     prompts: int
     generations: int
     tokens: int
+    micro: int = 0  # completions per forward/backward pass; 0: the whole step
+
+    @property
+    def completions(self) -> int:
+        return self.prompts * self.generations
 
     def __str__(self) -> str:
-        return f"{self.prompts} x {self.generations} x {self.tokens}"
+        return f"{self.prompts} x {self.generations} x {self.tokens}" + (f" /{self.micro}" if self.micro else "")
 
 
 def random_policy(config_dir: Path, out: Path) -> Path:
@@ -192,6 +197,7 @@ def run_escrag(policy: Path, examples, batch: Batch, steps: int, compute: Comput
         max_completion_length=batch.tokens,
         temperature=args["temperature"],
         seed=seed,
+        micro_batch_size=batch.micro,
     )
     with tempfile.TemporaryDirectory() as tmp:
         history, _ = train_grpo(
@@ -217,7 +223,8 @@ def grpo_args(batch: Batch, steps: int, compute: Compute, seed: int) -> dict:
         "beta": grpo.beta,
         "temperature": grpo.temperature,
         "num_generations": batch.generations,
-        "per_device_train_batch_size": batch.prompts * batch.generations,
+        "per_device_train_batch_size": batch.micro or batch.completions,
+        "gradient_accumulation_steps": batch.completions // (batch.micro or batch.completions),
         "max_completion_length": batch.tokens,
         "gradient_checkpointing": False,
         "logging_steps": 1,
@@ -275,7 +282,8 @@ def main() -> None:
 
     params = load_params(ROOT / "params.yaml")
     compute = resolve_compute(params.compute)
-    batches = [Batch(params.grpo.prompts_per_step, params.grpo.num_generations, params.grpo.max_completion_length)]
+    grpo = params.grpo
+    batches = [Batch(grpo.prompts_per_step, grpo.num_generations, grpo.max_completion_length, grpo.micro_batch_size)]
     if compute.device == "cuda":
         batches += [Batch(*b) for b in GPU_BATCHES]
     tokenizer = AutoTokenizer.from_pretrained(str(args.model_config))
@@ -288,7 +296,7 @@ def main() -> None:
         f"prompts of {min(prompt_tokens)}-{max(prompt_tokens)} tokens; median of {args.steps} steps after 1 warm-up"
     )
     memory = "peak GPU MiB" if compute.device == "cuda" else "peak RSS MiB"
-    print(f"{'batch (P x G x T)':<18} {'runner':<7} {'step s':>7} {'tok/s':>9} {'reward %':>9} {memory:>13}")
+    print(f"{'P x G x T /micro':<18} {'runner':<7} {'step s':>7} {'tok/s':>9} {'reward %':>9} {memory:>13}")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         policy = random_policy(args.model_config, Path(tmp) / "policy")

@@ -20,6 +20,7 @@ from pydantic import (
     PositiveInt,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 
@@ -86,7 +87,20 @@ class GrpoParams(_Section):
     max_completion_length: PositiveInt = 72
     temperature: PositiveFloat = 1.0
     max_prompts: PositiveInt = 128
+    # Completions per forward/backward pass (gradient accumulation over one step's generations); 0: all
+    # num_generations x prompts_per_step at once. Bounds training memory on a GPU; one optimizer step still
+    # covers the whole group of completions.
+    micro_batch_size: NonNegativeInt = 0
     rewards: dict[str, float] = Field(default_factory=lambda: {"format": 1.0})
+
+    @model_validator(mode="after")
+    def _micro_batch_divides_step(self) -> GrpoParams:
+        step = self.num_generations * self.prompts_per_step
+        if self.micro_batch_size and step % self.micro_batch_size:
+            raise ValueError(
+                f"micro_batch_size {self.micro_batch_size} must divide num_generations x prompts_per_step ({step})"
+            )
+        return self
 
     @field_validator("rewards")
     @classmethod

@@ -32,6 +32,15 @@ class GrpoSettings:
     max_completion_length: int
     temperature: float
     seed: int
+    micro_batch_size: int = 0  # completions per forward/backward; 0: the whole step at once
+
+    @property
+    def completions_per_step(self) -> int:
+        return self.num_generations * self.prompts_per_step
+
+    @property
+    def micro_batch(self) -> int:
+        return self.micro_batch_size or self.completions_per_step
 
 
 def weights_digest(model: Any) -> str:
@@ -127,7 +136,10 @@ def train_grpo(
         learning_rate=settings.learning_rate,
         beta=settings.beta,
         num_generations=settings.num_generations,
-        per_device_train_batch_size=settings.num_generations * settings.prompts_per_step,
+        per_device_train_batch_size=settings.micro_batch,
+        # One generation batch (the whole step) per optimizer step, in micro-batches: TRL's
+        # steps_per_generation follows gradient_accumulation_steps.
+        gradient_accumulation_steps=settings.completions_per_step // settings.micro_batch,
         max_completion_length=settings.max_completion_length,
         temperature=settings.temperature,
         reward_weights=reward_weights,
