@@ -178,14 +178,14 @@ def load_scorer(project: Project, source: str | None):
     if source and source.startswith("models:/"):
         from tasks.reward_registry import load_reward_scorer
 
-        return load_reward_scorer(source, project)
+        return load_reward_scorer(source, project, project.compute)
     folder = Path(source) if source else project.artifact("reward_model")
     if (folder / "config.json").is_file() or source:
         return RewardModelScorer(folder, compute=project.compute)
     from tasks.reward_registry import REWARD_URI, load_reward_scorer
 
     try:
-        return load_reward_scorer(REWARD_URI, project)
+        return load_reward_scorer(REWARD_URI, project, project.compute)
     except Exception as exc:  # noqa: BLE001 - MLflow raises generic errors for a missing model or alias
         raise FileNotFoundError(
             f"no reward model: {folder} is missing and {REWARD_URI} cannot be loaded ({exc}); "

@@ -162,14 +162,13 @@ def load_reward_scorer(
 ) -> RewardModelScorer:
     """A `RewardModelScorer` from a registered reward model (`models:/escrag-reward@champion` by default).
 
-    `project` points MLflow at the project's tracking store and places the scorer by its `compute`
-    (else `compute`, else auto). The scorer is the one the pyfunc serves: same folder, same `max_length`.
+    `project` points MLflow at the project's tracking store; `compute` places the scorer (else it stays
+    where the pyfunc put it: auto). The scorer is the one the pyfunc serves: same folder, same `max_length`.
     """
     import mlflow
 
     if project is not None:
         mlflow.set_tracking_uri(project.tracking_uri)
-        compute = compute or project.compute
     scorer = mlflow.pyfunc.load_model(uri).unwrap_python_model().scorer
     return scorer.place(compute) if compute is not None else scorer
 
