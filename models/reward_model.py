@@ -178,7 +178,6 @@ class RewardModelScorer:
 
     def quality(self, replies: Sequence[str]) -> list[float]:
         """The context-free part of the score: the reply-quality head alone (zeros when the head is off)."""
-
         from models.pair_encoder import REPLY_MAX_TOKENS
 
         scores: list[float] = []

@@ -59,11 +59,12 @@ def _tiny_policy(folder: Path) -> Path:
     return folder
 
 
-def _escrag(project: Path, *args: str) -> subprocess.CompletedProcess:
+def _escrag(project: Path, *args: str, launcher: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`escrag ARGS` in `project` as a fresh process, under `launcher` (e.g. accelerate launch) when given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_TRACKING", "PREFECT_API"))}
     env.pop("PREFECT_HOME", None)
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", "--project", str(project), *args],
+        [sys.executable, *(launcher or ("-m",)), "flows.cli", "--project", str(project), *args],
         cwd=project,
         env=env,
         capture_output=True,
@@ -264,17 +265,9 @@ def test_grpo_stage_under_accelerate_with_two_processes(project, first_run):
     experiment = client.get_experiment_by_name("escrag")
     grpo_runs = "tags.`escrag.stage` = 'grpo'"
     before = {r.info.run_id for r in client.search_runs([experiment.experiment_id], grpo_runs)}
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_TRACKING", "PREFECT_API"))}
-    launch = [sys.executable, "-m", "accelerate.commands.launch", "--config_file"]
     config = str(project / "configs" / "accelerate" / "cpu_2proc.yaml")
-    result = subprocess.run(
-        [*launch, config, "-m", "flows.cli", "--project", str(project), "stage", "grpo"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    launcher = ("-m", "accelerate.commands.launch", "--config_file", config, "-m")
+    result = _escrag(project, "stage", "grpo", launcher=launcher)
     logs = result.stdout + result.stderr
     assert result.returncode == 0, logs[-4000:]
     digests = dict(re.findall(r"rank (\d+): final weights sha256 ([0-9a-f]{64})", logs))
