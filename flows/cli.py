@@ -128,13 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.set_defaults(func=cmd_status)
 
-    from flows import data_cli, preferences, score, search
+    from flows import data_cli, preferences, score, search, services_cli
 
     search.add_parser(sub)
     search.add_eval_parser(sub)
     data_cli.add_parser(sub)
     score.add_parser(sub)
     preferences.add_parser(sub)
+    services_cli.add_parser(sub)
     return parser
 
 

@@ -105,6 +105,8 @@ def _add(args: Any, verb: str) -> int:
     totals = ", ".join(f"{d} {n}" for d, n in plan.counts.items())
     print(f"data version {result.md5} ({totals}); pushed {result.pushed} objects")
     print(f"committed data.dvc: {result.commit or 'not committed (see log)'}")
+    if result.event:
+        print(f"emitted escrag.data.versioned ({result.event}): deployments triggered by new data start now")
     return EXIT_OK
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from models.schema import DATASETS
-from tasks import dvc_ops
+from tasks import dvc_ops, events
 from tasks.data_sources import DataRejected, NewFile, redact_file
 from tasks.jsonl_reader import DataError, read_jsonl
 from tasks.project import Project
@@ -245,6 +245,7 @@ class AddResult:
     md5: str | None = None
     commit: str | None = None
     pushed: int = 0
+    event: str | None = None  # the escrag.data.versioned event id, when a Prefect server was told
 
 
 @dataclass(frozen=True)
@@ -281,6 +282,7 @@ def run_add(project: Project, verb: str, files: list[NewFile], workdir: Path, st
         raise
     result = AddResult(plan, md5, steps.commit(project, plan.message(md5)), pushed)
     _log_report(project, plan)
+    result.event = events.announce_data_version(project.root, md5, result.commit, plan.counts)
     return result
 
 

@@ -138,3 +138,56 @@ def push_data(root: Path) -> int:
     """`dvc push data.dvc` to the default remote; returns how many objects were pushed."""
     with _repo(root) as repo:
         return repo.push(targets=["data.dvc"])
+
+
+def _declared_outs(root: Path, stage: str) -> list[tuple[str, bool]]:
+    """(path, cached) for every out, metric and plot file that dvc.yaml declares for `stage`."""
+    spec = read_yaml(root / "dvc.yaml").get("stages", {}).get(stage, {})
+    declared = []
+    for key in ("outs", "metrics", "plots"):
+        for entry in spec.get(key, []):
+            path, options = (entry, {}) if isinstance(entry, str) else next(iter(entry.items()))
+            declared.append((path, (options or {}).get("cache", key == "outs")))
+    return declared
+
+
+def cached_outs(root: Path, stage: str) -> list[str]:
+    """The outputs of `stage` that DVC caches, and so pushes to and pulls from the remote."""
+    return [path for path, cached in _declared_outs(root, stage) if cached]
+
+
+def uncached_files(root: Path, stage: str) -> list[str]:
+    """The uncached single-file outputs of `stage` (its metrics and plots): small, carried by git."""
+    return [path for path, cached in _declared_outs(root, stage) if not cached and Path(path).suffix]
+
+
+def pull_stages(root: Path, stages: list[str]) -> None:
+    """`dvc pull` the cached outputs of `stages` as `dvc.lock` records them."""
+    if stages:
+        with _repo(root) as repo:
+            repo.pull(targets=stages, force=True)
+
+
+def push_stages(root: Path, stages: list[str]) -> int:
+    """`dvc push` the cached outputs of `stages`; returns how many objects were pushed."""
+    targets = [s for s in stages if cached_outs(root, s)]
+    if not targets:
+        return 0
+    with _repo(root) as repo:
+        return repo.push(targets=targets)
+
+
+def default_remote_name(root: Path) -> str:
+    """The name of the project's default DVC remote (`core.remote` in `.dvc/config`)."""
+    with _repo(root) as repo:
+        return repo.config["core"]["remote"]
+
+
+def default_remote_url(root: Path) -> str | None:
+    """The default DVC remote's URL, a relative local path made absolute (as another clone must see it)."""
+    with _repo(root) as repo:
+        name = repo.config["core"].get("remote")
+        url = repo.config["remote"].get(name, {}).get("url") if name else None
+    if url and "://" not in url and not Path(url).is_absolute():
+        url = str((root / ".dvc" / url).resolve())
+    return url

@@ -31,8 +31,11 @@ def configure(project: Project) -> str:
     if experiment is not None:
         mlflow.set_experiment(EXPERIMENT)
         return experiment.experiment_id
-    project.mlflow_artifacts.mkdir(parents=True, exist_ok=True)
-    experiment_id = mlflow.create_experiment(EXPERIMENT, artifact_location=project.mlflow_artifacts.as_uri())
+    if project.tracking_uri.startswith(("http://", "https://")):  # the server stores and serves the artifacts
+        experiment_id = mlflow.create_experiment(EXPERIMENT)
+    else:
+        project.mlflow_artifacts.mkdir(parents=True, exist_ok=True)
+        experiment_id = mlflow.create_experiment(EXPERIMENT, artifact_location=project.mlflow_artifacts.as_uri())
     mlflow.set_experiment(EXPERIMENT)
     return experiment_id
 
