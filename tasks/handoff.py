@@ -65,9 +65,16 @@ def publish(project: Project, stages: list[str], handoff: Handoff, message: str)
 
 
 def adopt(project: Project, handoff: Handoff) -> Handoff:
-    """Take what a worker committed on the run branch into this clone's work tree (HEAD does not move)."""
+    """Take what a worker committed on the run branch into this clone's work tree.
+
+    A worker's clone (detached HEAD) checks the commit out, so lineage tags name the commit whose
+    `dvc.lock` the next stages read; a user's working copy (on a branch) only gets the files written.
+    """
     root = project.root
     commit = git_ops.remote_branch_head(root, handoff.branch)
+    if git_ops.current_branch(root) is None:
+        git_ops.checkout_detached(root, commit)
+        return Handoff(handoff.branch, commit)
     for path in git_ops.git(root, "diff", "--name-only", handoff.commit, commit).splitlines():
         content = git_ops.show(root, commit, path)
         if content is not None:

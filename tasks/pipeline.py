@@ -6,7 +6,7 @@ import logging
 import time
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 from prefect.tasks import exponential_backoff
@@ -97,6 +97,9 @@ def promote(project: Project, version: str) -> registry.Decision:
 @task(name="report-decision", cache_policy=NO_CACHE)
 def report_decision(project: Project, decision: registry.Decision, data_version: str) -> None:
     """The evaluation table and the decision as a flow-run artifact in the Prefect UI, and to the webhook."""
+    create_table_artifact(
+        table=run_report.evaluation_rows(project), key="evaluation", description="candidate against base"
+    )
     markdown = run_report.decision_markdown(project, decision, data_version)
     create_markdown_artifact(markdown=markdown, key="promotion-decision", description=decision.summary())
     fields = run_report.decision_fields(decision, data_version)

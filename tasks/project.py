@@ -70,6 +70,11 @@ class Project:
         return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{self.root / '.mlflow' / 'mlflow.db'}"
 
     @property
+    def tracks_to_server(self) -> bool:
+        """True when runs go to an MLflow tracking server (which stores and serves their artifacts)."""
+        return self.tracking_uri.startswith(("http://", "https://"))
+
+    @property
     def mlflow_artifacts(self) -> Path:
         return self.root / ".mlflow" / "artifacts"
 

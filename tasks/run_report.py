@@ -13,35 +13,43 @@ from tasks.registry import Decision
 from tasks.tracking import EXPERIMENT, POLICY_MODEL
 
 
-def _ui_base(tracking_uri: str) -> str | None:
-    """The MLflow UI address when tracking goes to a server; a SQLite store has no UI address."""
-    return tracking_uri.rstrip("/") if tracking_uri.startswith(("http://", "https://")) else None
-
-
 def mlflow_links(project: Project, run_id: str, version: str | None) -> dict[str, str]:
     """Links to the GRPO run and the registered version (plain ids when tracking is a local store)."""
     import mlflow
 
-    base = _ui_base(project.tracking_uri)
-    if base is None:
+    if not project.tracks_to_server:  # a SQLite store has no UI address
         return {"run": run_id, **({"model version": f"{POLICY_MODEL} v{version}"} if version else {})}
     experiment = mlflow.get_experiment_by_name(EXPERIMENT)
+    base = project.tracking_uri.rstrip("/")
     links = {"run": f"{base}/#/experiments/{experiment.experiment_id}/runs/{run_id}"}
     if version:
         links["model version"] = f"{base}/#/models/{POLICY_MODEL}/versions/{version}"
     return links
 
 
-def evaluation_table(evaluation: dict[str, Any]) -> str:
-    """Candidate against base, one metric a row, as a markdown table."""
+def _evaluation(project: Project) -> dict[str, Any]:
+    return json.loads((project.reports / "evaluate.json").read_text())
+
+
+def evaluation_rows(project: Project) -> list[dict[str, Any]]:
+    """Candidate against base, one metric a row (the Prefect table artifact)."""
+    evaluation = _evaluation(project)
     candidate, base = evaluation["candidate"], evaluation["base"]
-    rows = [f"| {k} | {candidate[k]:.3f} | {base[k]:.3f} | {candidate[k] - base[k]:+.3f} |" for k in candidate]
-    return "\n".join(["| metric | candidate | base | delta |", "|---|---:|---:|---:|", *rows])
+    return [
+        {"metric": k, "candidate": round(candidate[k], 4), "base": round(base[k], 4),
+         "delta": round(candidate[k] - base[k], 4)}
+        for k in candidate
+    ]  # fmt: skip
+
+
+def evaluation_table(rows: list[dict[str, Any]]) -> str:
+    """The same rows as a markdown table."""
+    lines = [f"| {r['metric']} | {r['candidate']:.3f} | {r['base']:.3f} | {r['delta']:+.3f} |" for r in rows]
+    return "\n".join(["| metric | candidate | base | delta |", "|---|---:|---:|---:|", *lines])
 
 
 def decision_markdown(project: Project, decision: Decision, data_version: str) -> str:
-    evaluation = json.loads((project.reports / "evaluate.json").read_text())
-    links = mlflow_links(project, evaluation["mlflow_run_id"], decision.version)
+    links = mlflow_links(project, _evaluation(project)["mlflow_run_id"], decision.version)
     verdict = "**promoted** to champion" if decision.promoted else "**not promoted**"
     lines = [
         f"## {POLICY_MODEL} version {decision.version}: {verdict}",
@@ -50,7 +58,7 @@ def decision_markdown(project: Project, decision: Decision, data_version: str) -
         "",
         f"Champion now: {decision.champion_version or 'none'} · data version `{data_version}`",
         "",
-        evaluation_table(evaluation),
+        evaluation_table(evaluation_rows(project)),
         "",
         *(f"- MLflow {name}: {target}" for name, target in links.items()),
     ]

@@ -31,7 +31,7 @@ def configure(project: Project) -> str:
     if experiment is not None:
         mlflow.set_experiment(EXPERIMENT)
         return experiment.experiment_id
-    if project.tracking_uri.startswith(("http://", "https://")):  # the server stores and serves the artifacts
+    if project.tracks_to_server:
         experiment_id = mlflow.create_experiment(EXPERIMENT)
     else:
         project.mlflow_artifacts.mkdir(parents=True, exist_ok=True)

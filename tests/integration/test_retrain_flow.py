@@ -16,47 +16,9 @@ import pytest
 import yaml
 
 from tests.integration.project_copy import copy_project, git, set_params
+from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
 
 pytestmark = pytest.mark.slow
-
-TINY_RUN = {
-    "reward_model": {"epochs": 1, "max_length": 96, "batch_size": 16},
-    "sft": {"steps": 2},
-    "grpo": {
-        "max_steps": 3,
-        "num_generations": 2,
-        "prompts_per_step": 1,
-        "max_completion_length": 12,
-        "max_prompts": 8,
-    },
-    "evaluate": {"max_new_tokens": 12, "max_dialogues": 3},
-    # A random policy cannot be expected to beat its own initialisation: the gate is opened here so the
-    # test checks the registry mechanics; the gate's logic has unit tests of its own.
-    "promote": {"metric": "reward_total", "min_delta": -10.0, "min_format_compliance": 0.0},
-}
-
-
-def _tiny_policy(folder: Path) -> Path:
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from models.base_model import gguf_folder
-
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf_folder()), gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf")
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=2048,
-        tie_word_embeddings=True,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 def _escrag(project: Path, *args: str, launcher: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
@@ -76,7 +38,7 @@ def _escrag(project: Path, *args: str, launcher: tuple[str, ...] = ()) -> subpro
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, repo_root) -> Path:
     root = copy_project(repo_root, tmp_path_factory.mktemp("escrag-project"))
-    tiny = _tiny_policy(tmp_path_factory.mktemp("tiny-policy"))
+    tiny = save_tiny_policy(tmp_path_factory.mktemp("tiny-policy"))
     set_params(root, {**TINY_RUN, "base_model": {"source": str(tiny)}})
     git(root, "-c", "user.email=t@escrag.invalid", "-c", "user.name=test", "commit", "-qam", "tiny params")
     return root

@@ -31,3 +31,45 @@ def save_tiny_reward_model(folder: Path, layers: int = 1, max_length: int = 64) 
     meta = {"max_length": max_length, "text_format": "test", "metrics": metrics}
     (folder / "reward_model.json").write_text(json.dumps(meta))
     return folder
+
+
+# A whole retrain in minutes: the settings of the whole-flow tests.
+TINY_RUN = {
+    "reward_model": {"epochs": 1, "max_length": 96, "batch_size": 16},
+    "sft": {"steps": 2},
+    "grpo": {
+        "max_steps": 3,
+        "num_generations": 2,
+        "prompts_per_step": 1,
+        "max_completion_length": 12,
+        "max_prompts": 8,
+    },
+    "evaluate": {"max_new_tokens": 12, "max_dialogues": 3},
+    # A random policy cannot be expected to beat its own initialisation: the gate is opened here so the
+    # test checks the registry mechanics; the gate's logic has unit tests of its own.
+    "promote": {"metric": "reward_total", "min_delta": -10.0, "min_format_compliance": 0.0},
+}
+
+
+def save_tiny_policy(folder: Path) -> Path:
+    """A 2-layer, 32-wide random Llama with SmolLM2's tokenizer: the policy of the whole-flow tests."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from models.base_model import gguf_folder
+
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf_folder()), gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf")
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
