@@ -15,7 +15,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test lint install clean-artifacts help
+.PHONY: run test lint install services services-stop clean-artifacts help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -33,6 +33,12 @@ install: $(STAMP)  ## create .venv and install the pinned stack
 
 run: $(STAMP)  ## run the retrain flow on the embedded defaults
 	$(BIN)/escrag run
+
+services: $(STAMP)  ## start Prefect + MLflow servers and cpu/gpu workers on loopback (prints the exports)
+	@$(BIN)/escrag services start
+
+services-stop: $(STAMP)  ## stop what `make services` started
+	@$(BIN)/escrag services stop
 
 test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest -q

@@ -87,7 +87,7 @@ def _spawn(name: str, argv: list[str], env: dict[str, str], cwd: Path, logs: Pat
 def _wait_healthy(process: Process, url: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not _alive(process.pid):
+        if not is_running(process.pid):
             raise ServiceError(f"{process.name} exited during start-up; see {process.log}")
         try:
             with urllib.request.urlopen(url, timeout=2):
@@ -97,7 +97,7 @@ def _wait_healthy(process: Process, url: str, timeout_s: float) -> None:
     raise ServiceError(f"{process.name} not healthy at {url} after {timeout_s:.0f} s; see {process.log}")
 
 
-def _alive(pid: int) -> bool:
+def is_running(pid: int) -> bool:
     """True while `pid` runs; a zombie (exited, not yet reaped by its parent) counts as stopped."""
     try:
         os.kill(pid, 0)
@@ -207,19 +207,19 @@ def stop(state: Path, timeout_s: float = 20.0) -> list[tuple[str, int, bool]]:
     services = Services.load(state)
     results = []
     for process in reversed(services.processes):
-        if _alive(process.pid):
+        if is_running(process.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
             deadline = time.monotonic() + timeout_s
-            while _alive(process.pid) and time.monotonic() < deadline:
+            while is_running(process.pid) and time.monotonic() < deadline:
                 _reap(process.pid)
                 time.sleep(0.2)
-            if _alive(process.pid):
+            if is_running(process.pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
                 time.sleep(0.5)
                 _reap(process.pid)
-        results.append((process.name, process.pid, not _alive(process.pid)))
+        results.append((process.name, process.pid, not is_running(process.pid)))
     return results
 
 
@@ -232,7 +232,7 @@ def _reap(pid: int) -> None:
 
 
 def status(state: Path) -> list[tuple[Process, bool]]:
-    return [(p, _alive(p.pid)) for p in Services.load(state).processes]
+    return [(p, is_running(p.pid)) for p in Services.load(state).processes]
 
 
 def gpu_slots() -> int:

@@ -72,9 +72,12 @@ class Cluster:
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
-    def flow_runs(self, name_like: str) -> list[dict]:
-        runs = self.request("/flow_runs/filter", {"flow_runs": {"name": {"like_": name_like}}})
-        return sorted(runs, key=lambda r: r["created"])
+    def flow_runs(self, deployment: str) -> list[dict]:
+        """The flow runs of `deployment` (e.g. retrain/retrain) that something started, oldest first;
+        the runs its cron schedule has queued for later are left out."""
+        deployment_id = self.request(f"/deployments/name/{deployment}")["id"]
+        runs = self.request("/flow_runs/filter", {"deployments": {"id": {"any_": [deployment_id]}}})
+        return sorted((r for r in runs if not r["auto_scheduled"]), key=lambda r: r["created"])
 
     def wait_for(self, predicate, timeout: float, what: str, every: float = 3.0) -> Any:
         deadline = time.monotonic() + timeout
