@@ -99,6 +99,11 @@ def test_deploy_puts_retrain_on_cpu_and_training_on_gpu(cluster, deployed):
     assert retrain["global_concurrency_limit"]["limit"] == 1
     assert [s["schedule"]["cron"] for s in retrain["schedules"]] == ["0 3 * * *"]
     assert cluster.request("/work_pools/gpu")["concurrency_limit"] == 1
+    template = cluster.project / "configs/prefect/k8s-gpu-base-job-template.json"
+    cluster.run(PREFECT, "work-pool", "create", "gpu-k8s", "--type", "kubernetes", "--base-job-template", str(template))
+    stored = cluster.request("/work_pools/gpu-k8s")["base_job_template"]
+    container = stored["job_configuration"]["job_manifest"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "{{ gpus }}"
     # pull steps come from prefect.yaml, not from the folder the deployment was made in
     assert all(str(cluster.project) not in json.dumps(d["pull_steps"]) for d in deployments.values())
 
