@@ -8,18 +8,13 @@ import logging
 import sys
 from pathlib import Path
 
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
 from models.config import ParamsError
 from tasks.build_stages import DataValidationError
 from tasks.jsonl_reader import DataError
-from tasks.project import Project, ProjectNotFoundError, apply_service_environment
+from tasks.project import Project, ProjectNotFoundError
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-
-
-def project_from(args: argparse.Namespace) -> Project:
-    project = Project.discover(args.project)
-    apply_service_environment(project.root)
-    return project
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "build_parser", "main", "project_from"]
 
 
 def use_recipe(project: Project, name: str, *, runs_here: bool) -> None:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_OK, project_from
 from models.schema import DATASETS
 
 
@@ -72,7 +73,6 @@ def add_parser(sub: Any) -> None:
 
 
 def _add(args: Any, verb: str) -> int:
-    from flows.cli import EXIT_BAD_INPUT, EXIT_OK, project_from
     from tasks.data_ops import records
     from tasks.data_sources import DataRejected
 
@@ -130,7 +130,6 @@ def _run_add(args: Any) -> int:
 
 
 def _versions_call(args: Any, fn: Any) -> int:
-    from flows.cli import EXIT_BAD_INPUT, EXIT_OK, project_from
     from tasks.data_versions import VersionError
 
     try:

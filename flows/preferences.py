@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
 from tasks.esc_preferences import DEFAULT_NAME, add_pairs, resolve_settings, run_builder, simulate
 from tasks.project import Project
 
@@ -92,7 +93,6 @@ def add_parser(sub: Any) -> None:
 
 
 def _run_build(args: Any) -> int:
-    from flows.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
     from models.backends import BackendError
     from tasks.data_sources import DataRejected, check_name
 

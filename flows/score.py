@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_OK, project_from
 from models.dialogue import infer_stage, last_seeker_text, render_turns, retrieval_query
 from models.reward_model import CONTEXT_TURNS
 from models.schema import SPEAKERS, STAGES
@@ -256,7 +257,6 @@ def add_parser(sub) -> None:
 
 
 def _run(args) -> int:
-    from flows.cli import EXIT_BAD_INPUT, EXIT_OK, project_from
 
     project = project_from(args)
     try:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_OK, project_from
 from models.schema import KNOWLEDGE_STAGES, STRATEGIES
 from tasks.project import Project
 
@@ -85,7 +86,6 @@ def add_parser(sub) -> None:
 
 
 def _run(args) -> int:
-    from flows.cli import EXIT_BAD_INPUT, EXIT_OK, project_from
 
     if bool(args.text) == bool(args.dialogue):
         print("escrag search: give TEXT or --dialogue FILE, not both", file=sys.stderr)
@@ -116,7 +116,6 @@ def add_eval_parser(sub) -> None:
 
 
 def _run_eval(args) -> int:
-    from flows.cli import EXIT_OK, project_from
     from tasks.retrieval_stage import render_table, retrieval_eval
 
     project = project_from(args)

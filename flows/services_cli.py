@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from flows.cli_support import EXIT_FAILED, EXIT_OK, project_from
+
 DEFAULT_STATE = ".services"  # under the project; ignored by git
 
 
@@ -45,13 +47,11 @@ def add_parser(sub: Any) -> None:
 def _state_dir(args: argparse.Namespace) -> Path:
     if args.state_dir:
         return args.state_dir.resolve()
-    from flows.cli import project_from
 
     return project_from(args).root / DEFAULT_STATE
 
 
 def _start(args: argparse.Namespace) -> int:
-    from flows.cli import EXIT_FAILED, EXIT_OK, project_from
     from tasks import services
 
     project = project_from(args)
@@ -69,7 +69,6 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    from flows.cli import EXIT_FAILED, EXIT_OK
     from tasks import services
 
     results = services.stop(_state_dir(args))
@@ -79,7 +78,6 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from flows.cli import EXIT_FAILED, EXIT_OK
     from tasks import services
 
     rows = services.status(_state_dir(args))

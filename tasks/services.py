@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tasks import git_ops
+from tasks.dvc_ops import default_remote_url
 from tasks.project import service_environment
 from tasks.worker_clone import CLONE_ENV, DVC_REMOTE_ENV, GIT_URL_ENV, ensure_clone
 
@@ -251,8 +252,6 @@ def start(
     dvc_remote: str | None = None,
 ) -> Services:
     """Prefect server, MLflow server, pools and workers; on any failure everything started is stopped."""
-    from tasks.dvc_ops import default_remote_url
-
     state.mkdir(parents=True, exist_ok=True)
     if (state / STATE_FILE).exists() and any(alive for _, alive in status(state)):
         raise ServiceError(f"services from {state / STATE_FILE} are still running: `escrag services stop` first")

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from tasks import git_ops
+from tasks.dvc_ops import default_remote_name
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +46,6 @@ def ensure_clone(folder: Path) -> Path:
 
 def _set_dvc_remote(folder: Path, url: str) -> None:
     """The default DVC remote's URL for this machine, in `.dvc/config.local` (untracked, per machine)."""
-    from tasks.dvc_ops import default_remote_name
-
     name = default_remote_name(folder)
     local = folder / ".dvc" / "config.local"
     local.write_text(f"['remote \"{name}\"']\n    url = {url}\n", encoding="utf-8")
