@@ -1,9 +1,10 @@
 """The `data` flow: import or add → validate → write → version → push → commit, one Prefect task each.
 
 It composes the same functions `escrag data add` runs in-process (tasks.data_ops.run_add), so the two
-paths cannot drift. The push is retried: remotes fail transiently. `pipeline.version_data` (the retrain
-flow's step) runs `dvc add` and `dvc push` as one retried unit; here they are separate tasks, so a failed
-push is retried without re-hashing data/, and the record counts land in data.dvc's meta in between.
+paths cannot drift. The push is retried with back-off: remotes fail transiently. `pipeline.version_data`
+(the retrain flow's step) runs `dvc add` and `dvc push` as one retried unit; here they are separate
+tasks, so a failed push is retried without re-hashing data/, and the record counts land in data.dvc's
+meta in between.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from tasks import data_ops, data_sources
+from tasks.pipeline import REMOTE_RETRIES
 from tasks.project import Project
 
 
@@ -48,7 +50,7 @@ def version(project: Project, plan: data_ops.Plan) -> str:
     return data_ops.version(project, plan)
 
 
-@task(name="data-push", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+@task(name="data-push", cache_policy=NO_CACHE, **REMOTE_RETRIES)
 def push(project: Project) -> int:
     return data_ops.push(project, attempts=1)
 
