@@ -125,10 +125,11 @@ def start_servers(project_root: Path, state: Path, host: str, timeout_s: float) 
     logs.mkdir(parents=True, exist_ok=True)
     env = base_environment(project_root, state)
     prefect_port, mlflow_port = free_port(host), free_port(host)
+    api_url = f"http://{host}:{prefect_port}/api"
     prefect = _spawn(
         "prefect-server",
         [_bin("prefect"), "server", "start", "--host", host, "--port", str(prefect_port)],
-        env,
+        {**env, "PREFECT_UI_API_URL": api_url},  # the UI in a browser calls this address, not the default :4200
         state,
         logs,
     )
@@ -143,7 +144,7 @@ def start_servers(project_root: Path, state: Path, host: str, timeout_s: float) 
         state,
         logs,
     )  # fmt: skip
-    services = Services(str(state), f"http://{host}:{prefect_port}/api", f"http://{host}:{mlflow_port}")
+    services = Services(str(state), api_url, f"http://{host}:{mlflow_port}")
     prefect.url, mlflow.url = services.prefect_api_url, services.mlflow_tracking_uri
     services.processes += [prefect, mlflow]
     services.save()
