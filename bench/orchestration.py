@@ -43,6 +43,12 @@ def _terminal(cluster, run_id: str) -> str | None:
     return state if state in {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"} else None
 
 
+def _show_logs(folder: Path, lines: int = 40) -> None:
+    for log in sorted(folder.glob("worker-*.log")):
+        tail = log.read_text(errors="replace").splitlines()[-lines:]
+        print(f"--- {log.name} (last {lines} lines)", *tail, sep="\n", file=sys.stderr)
+
+
 def server(tmp: Path, tiny: Path) -> tuple[float, float]:
     project = _project(tmp, tiny)
     started = time.perf_counter()
@@ -55,7 +61,8 @@ def server(tmp: Path, tiny: Path) -> tuple[float, float]:
         run = cluster.request(f"/deployments/{deployment}/create_flow_run", {"parameters": {}})
         state = cluster.wait_for(lambda: _terminal(cluster, run["id"]), 1800, "the retrain", every=1.0)
         if state != "COMPLETED":
-            raise SystemExit(f"server-mode retrain ended {state}; logs in {cluster.state / 'logs'}")
+            _show_logs(cluster.state / "logs")  # the temporary folder is gone once we exit
+            raise SystemExit(f"server-mode retrain ended {state}")
         return time.perf_counter() - started, startup
     finally:
         cluster.run(*ESCRAG, "services", "stop", "--state-dir", str(cluster.state), check=False)

@@ -117,13 +117,26 @@ def fetch_data(root: Path, rev: str | None = None) -> None:
 
 
 def checkout_data(root: Path) -> None:
-    """Make `data/` match `data.dvc` exactly (extra files removed), pulling missing objects from the remote."""
+    """Make `data/` match `data.dvc` exactly (extra files removed), pulling missing objects from the remote.
+
+    When the remote lacks them too and `data.dvc` records the starter data bundled in git (a project
+    that never versioned data of its own), `data/` is made from that bundle.
+    """
     with _repo(root) as repo:
         try:
             repo.checkout(targets=["data.dvc"], force=True)
+            return
         except Exception as exc:  # noqa: BLE001 - DVC raises CheckoutError when objects are not cached
             logger.info("checkout from the cache failed (%s); pulling from the remote", type(exc).__name__)
+        try:
             repo.pull(targets=["data.dvc"], force=True)
+            return
+        except Exception as exc:  # noqa: BLE001 - re-raised below unless the bundle is what data.dvc records
+            pull_error = exc
+    shutil.rmtree(root / "data", ignore_errors=True)
+    restore_bundled_data(root)
+    if not data_is_current(root):
+        raise pull_error
 
 
 def add_data(root: Path) -> str:
