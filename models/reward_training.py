@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import statistics
 import tempfile
 from collections.abc import Sequence
@@ -92,6 +93,16 @@ def _center_and_accuracy(scorer: RewardModelScorer, pairs: Sequence[dict[str, An
     return statistics.fmean(chosen + rejected), accuracy
 
 
+def select_model(start_accuracy: float, trained_accuracy: float) -> tuple[str, str]:
+    """Keep "trained" only when it beats the zero-shot start on the held-out pairs, else "start". With no
+    held-out pairs (NaN) there is nothing to compare, and the trained model is kept."""
+    if math.isnan(start_accuracy) or math.isnan(trained_accuracy):
+        return "trained", "no held-out pairs to compare the trained model with its start"
+    if trained_accuracy > start_accuracy:
+        return "trained", f"held-out accuracy {trained_accuracy:.3f} > start {start_accuracy:.3f}"
+    return "start", f"held-out accuracy {trained_accuracy:.3f} <= start {start_accuracy:.3f}: training did not help"
+
+
 def train_reward_model(
     pairs: list[dict],
     *,
@@ -110,8 +121,11 @@ def train_reward_model(
 ) -> dict:
     """Train a pairwise reward model where `compute` says; rank 0 saves only the final model and tokenizer.
 
-    Returns {"heldout_pairwise_accuracy", "train_pairwise_accuracy", "n_train", "n_heldout", "train_loss"};
-    the held-out accuracy is NaN when there is nothing to hold out. Logging to MLflow is the caller's job.
+    The zero-shot start competes with the trained model on the held-out pairs (`select_model`); the one
+    kept is saved. Returns {"heldout_pairwise_accuracy" (of the kept model), "start_heldout_pairwise_accuracy",
+    "trained_heldout_pairwise_accuracy", "kept_start", "train_pairwise_accuracy", "n_train", "n_heldout",
+    "train_loss", "reward_center"}; accuracies are NaN when there is nothing to hold out. Logging to MLflow
+    is the caller's job.
     """
     from datasets import Dataset
     from transformers import AutoTokenizer, set_seed
@@ -126,6 +140,11 @@ def train_reward_model(
     set_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(encoder_path)
     model = PairEncoderRewardModel.from_encoder(encoder_path, tokenizer, interaction, quality_head)
+    # The zero-shot start (the encoder's own cosine) is a candidate too: training must beat it.
+    start = PairEncoderRewardModel.from_encoder(encoder_path, tokenizer, interaction, quality_head)
+    start_accuracy = pairwise_accuracy(
+        RewardModelScorer.from_model(start, tokenizer, max_length, compute), heldout_pairs
+    )
     dataset = Dataset.from_dict(
         {
             "chosen_ids": [encode_pair(tokenizer, c, a, max_length) for c, a, _ in sides],
@@ -138,11 +157,19 @@ def train_reward_model(
         trainer = _trainer_class()(model=model, args=config, train_dataset=dataset, processing_class=tokenizer)
         trainer.in_batch_weight = in_batch_weight
         result = trainer.train()
-    model = trainer.model
+    trained_accuracy = pairwise_accuracy(
+        RewardModelScorer.from_model(trainer.model, tokenizer, max_length, compute), heldout_pairs
+    )
+    selected, reason = select_model(start_accuracy, trained_accuracy)
+    model = start if selected == "start" else trainer.model
+    logger.info("reward model: keeping the %s model (%s)", selected, reason)
     scorer = RewardModelScorer.from_model(model, tokenizer, max_length, compute)
     model.config.reward_center, train_accuracy = _center_and_accuracy(scorer, train_pairs)
     metrics = {
         "heldout_pairwise_accuracy": pairwise_accuracy(scorer, heldout_pairs),
+        "start_heldout_pairwise_accuracy": start_accuracy,
+        "trained_heldout_pairwise_accuracy": trained_accuracy,
+        "kept_start": float(selected == "start"),
         "train_pairwise_accuracy": train_accuracy,  # on the first CENTER_SAMPLE training pairs
         "n_train": len(train_pairs),
         "n_heldout": len(heldout_pairs),
@@ -150,6 +177,8 @@ def train_reward_model(
         "reward_center": float(model.config.reward_center),
     }
     meta = {
+        "selected": selected,
+        "selection_reason": reason,
         "interaction": interaction,
         "quality_head": quality_head,
         "max_length": max_length,

@@ -125,6 +125,7 @@ def register_reward_model(
         "n_heldout": str(metrics.get("n_heldout", meta.get("metrics", {}).get("n_heldout", ""))),
         "max_length": str(meta.get("max_length", "")),
         "text_format": str(meta.get("text_format", "")),
+        "selected": str(meta.get("selected", "trained")),  # "start" when training did not beat the zero-shot start
     }
     for key, value in tags.items():
         client.set_model_version_tag(REWARD_MODEL, version, key, value)

@@ -49,7 +49,7 @@ def reward_model(project: Project) -> dict:
     import mlflow
 
     from models.embedder import embedder_path
-    from models.reward_training import train_reward_model
+    from models.reward_training import select_model, train_reward_model
     from tasks.reward_registry import register_reward_model
 
     settings = project.params.reward_model
@@ -80,8 +80,18 @@ def reward_model(project: Project) -> dict:
         mlflow.log_params(project.compute.as_params())
         metrics = train()
         mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+        selected, reason = select_model(
+            metrics["start_heldout_pairwise_accuracy"], metrics["trained_heldout_pairwise_accuracy"]
+        )
+        mlflow.set_tags({"reward_model.selected": selected, "reward_model.selection_reason": reason})
         registered = register_reward_model(project, metrics)
-    report = {**metrics, "mlflow_run_id": run.info.run_id, "registered_version": registered.version}
+    report = {
+        **metrics,
+        "selected": selected,
+        "selection_reason": reason,
+        "mlflow_run_id": run.info.run_id,
+        "registered_version": registered.version,
+    }
     write_json(project.reports / "reward_model.json", report)
     return report
 

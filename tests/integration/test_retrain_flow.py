@@ -76,6 +76,8 @@ def test_reward_model_is_registered_and_grpo_used_it_by_alias(project, first_run
     assert float(reward.tags["heldout_pairwise_accuracy"]) == pytest.approx(
         report["heldout_pairwise_accuracy"], abs=1e-4
     )
+    assert reward.tags["selected"] == report["selected"]  # "start" when training did not beat it
+    assert report["selected"] == ("start" if report["kept_start"] else "trained")
     experiment = client.get_experiment_by_name("escrag")
     (grpo,) = client.search_runs([experiment.experiment_id], "tags.`escrag.stage` = 'grpo'")
     assert grpo.data.tags["reward_model.version"] == str(reward.version)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pytest
 
 from models.reward_model import CONTEXT_TURNS, RewardModelScorer, reward_context, split_pairs
-from models.reward_training import train_reward_model
+from models.reward_training import select_model, train_reward_model
 
 SITUATIONS = [
     "I lost my job last week and I don't know how to tell my family.",
@@ -152,6 +153,9 @@ def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path,
     output_dir, metrics = trained
     assert set(metrics) == {
         "heldout_pairwise_accuracy",
+        "start_heldout_pairwise_accuracy",
+        "trained_heldout_pairwise_accuracy",
+        "kept_start",
         "train_pairwise_accuracy",
         "n_train",
         "n_heldout",
@@ -160,11 +164,28 @@ def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path,
     }
     assert metrics["n_train"] + metrics["n_heldout"] == 40 and metrics["n_heldout"] > 0
     assert 0.0 <= metrics["heldout_pairwise_accuracy"] <= 1.0
-    assert metrics["train_pairwise_accuracy"] > 0.7
+    assert metrics["trained_heldout_pairwise_accuracy"] > 0.7
     assert math.isfinite(metrics["train_loss"])
     assert (output_dir / "config.json").is_file() and (output_dir / "tokenizer.json").is_file()
     assert not list(output_dir.glob("checkpoint-*"))
     assert metrics["reward_center"] != 0.0  # set from the trained logits, saved in the config
+
+
+def test_the_kept_model_is_the_better_of_start_and_trained(trained: tuple[Path, dict]) -> None:
+    output_dir, metrics = trained
+    start, trained_accuracy = metrics["start_heldout_pairwise_accuracy"], metrics["trained_heldout_pairwise_accuracy"]
+    kept_start = trained_accuracy <= start
+    assert metrics["kept_start"] == float(kept_start)
+    assert metrics["heldout_pairwise_accuracy"] == pytest.approx(start if kept_start else trained_accuracy)
+    saved = json.loads((output_dir / "reward_model.json").read_text())
+    assert saved["selected"] == ("start" if kept_start else "trained")
+
+
+def test_select_model_needs_the_trained_model_to_beat_its_start() -> None:
+    assert select_model(0.80, 0.85)[0] == "trained"
+    assert select_model(0.875, 0.76) == ("start", "held-out accuracy 0.760 <= start 0.875: training did not help")
+    assert select_model(0.80, 0.80)[0] == "start"
+    assert select_model(math.nan, math.nan)[0] == "trained"
 
 
 def test_quality_head_is_off_by_default_and_stays_untrained(trained: tuple[Path, dict]) -> None:
