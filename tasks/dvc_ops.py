@@ -90,12 +90,17 @@ def restore_bundled_data(root: Path) -> bool:
             return True
     except Exception as exc:  # noqa: BLE001 - any remote failure falls back to the bundled copy
         logger.info("no DVC copy of data/ (%s); using the bundled starter data", type(exc).__name__)
-    shutil.copytree(root / "starter_data", data)
+    _copy_bundle(root)
+    return True
+
+
+def _copy_bundle(root: Path) -> None:
+    """Copy the starter data bundled in git to `data/`; when it is what data.dvc records, cache it too."""
+    shutil.copytree(root / "starter_data", root / "data")
     with _repo(root) as repo:  # byte-identical to what data.dvc records: put it in the DVC cache too
         changes = [c for entry in repo.status(targets=["data.dvc"]).get("data.dvc", []) for c in entry.values()]
         if changes and all(set(c.values()) == {"not in cache"} for c in changes):
             repo.commit("data.dvc", force=True)
-    return True
 
 
 def data_is_current(root: Path) -> bool:
@@ -133,10 +138,24 @@ def checkout_data(root: Path) -> None:
             return
         except Exception as exc:  # noqa: BLE001 - re-raised below unless the bundle is what data.dvc records
             pull_error = exc
-    shutil.rmtree(root / "data", ignore_errors=True)
-    restore_bundled_data(root)
-    if not data_is_current(root):
+    if not _data_from_bundle(root):
         raise pull_error
+
+
+def _data_from_bundle(root: Path) -> bool:
+    """Replace `data/` with the starter bundle when that is what `data.dvc` records; else keep `data/`."""
+    data, aside = root / "data", root / ".data-before-bundle"
+    shutil.rmtree(aside, ignore_errors=True)
+    if data.exists():
+        data.rename(aside)  # set aside, not deleted: it comes back when the bundle is not the version
+    _copy_bundle(root)
+    if data_is_current(root):
+        shutil.rmtree(aside, ignore_errors=True)
+        return True
+    shutil.rmtree(data)
+    if aside.exists():
+        aside.rename(data)
+    return False
 
 
 def add_data(root: Path) -> str:

@@ -37,3 +37,9 @@ def test_changed_data_gets_a_new_version_and_is_pushed(tmp_path, repo_root):
     assert yaml.safe_load((root / "data.dvc").read_text())["outs"][0]["md5"] == after
     pushed = root / ".dvcstore" / "files" / "md5" / after[:2] / after[2:]
     assert pushed.exists(), "the new directory manifest must be in the remote"
+
+
+def test_checkout_makes_data_from_the_bundle_when_no_cache_or_remote_has_it(tmp_path, repo_root):
+    root = copy_project(repo_root, tmp_path)  # nothing cached, nothing on the copy's remote
+    dvc_ops.checkout_data(root)
+    assert dvc_ops.data_is_current(root)
