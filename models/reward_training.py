@@ -166,7 +166,8 @@ def train_reward_model(
     scorer = RewardModelScorer.from_model(model, tokenizer, max_length, compute)
     model.config.reward_center, train_accuracy = _center_and_accuracy(scorer, train_pairs)
     metrics = {
-        "heldout_pairwise_accuracy": pairwise_accuracy(scorer, heldout_pairs),
+        # centring shifts every score alike, so the kept model's accuracy is the one measured above
+        "heldout_pairwise_accuracy": start_accuracy if selected == "start" else trained_accuracy,
         "start_heldout_pairwise_accuracy": start_accuracy,
         "trained_heldout_pairwise_accuracy": trained_accuracy,
         "kept_start": float(selected == "start"),
