@@ -197,7 +197,7 @@ def load_scorer(project: Project, source: str | None):
 def score_items(items: list[ScoreInput], weights: dict[str, float], resources) -> list[dict[str, Any]]:
     """One output row per item: every reward, its weight and the weighted total."""
     from models.rewards import format_score, score_many
-    from models.rewards.text import parse_completion
+    from models.text import parse_completion
 
     total_weight = sum(weights.values())
     rows = []

@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 def make_scorer(project: Project) -> Callable[[str, dict[str, Any]], dict[str, float]]:
     """Score a completion on every reward named in params (weights as in training)."""
     from models.rewards import RewardResources, score_all
-    from models.rewards.text import split_completion
+    from models.text import split_completion
     from tasks.reward_registry import preference_scorer
 
     resources = RewardResources(preference_scorer=preference_scorer(project), compute=project.compute)

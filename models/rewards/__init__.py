@@ -27,9 +27,8 @@ from models.rewards.registry import (
 )
 from models.rewards.repetition import repetition_score
 from models.rewards.resources import MissingResourceError, RewardResources
-from models.rewards.safety import SafetyAssessment, assess_safety, risk_cues, safety_score
 from models.rewards.strategy import FIT_TABLE, STRATEGY_RULES, classify_strategies, strategy_fit_score
-from models.rewards.text import split_completion
+from models.text import split_completion
 
 __all__ = [
     "FIT_TABLE",
@@ -38,16 +37,12 @@ __all__ = [
     "MissingResourceError",
     "RewardFunction",
     "RewardResources",
-    "SafetyAssessment",
     "UnknownRewardError",
-    "assess_safety",
     "build_reward_functions",
     "check_weights",
     "classify_strategies",
     "format_score",
     "repetition_score",
-    "risk_cues",
-    "safety_score",
     "score_all",
     "score_many",
     "split_completion",

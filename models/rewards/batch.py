@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from models.rewards.text import ParsedCompletion, completion_text, parse_completion
+from models.text import ParsedCompletion, completion_text, parse_completion
 
 # The dataset columns the rewards read; TRL passes them as lists with one entry per completion.
 COLUMNS: tuple[str, ...] = ("guidance", "guidance_strategies", "stage", "seeker_text", "context_text")

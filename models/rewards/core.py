@@ -8,7 +8,7 @@ import numpy as np
 
 from models.rewards.batch import RewardBatch
 from models.rewards.resources import RewardResources
-from models.rewards.text import ParsedCompletion, word_count
+from models.text import ParsedCompletion, word_count
 
 MIN_THINK_WORDS = 3
 MIN_REPLY_WORDS = 3

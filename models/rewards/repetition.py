@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from models.rewards.batch import RewardBatch
 from models.rewards.resources import RewardResources
-from models.rewards.text import words
+from models.text import words
 
 LOOP_N = 3  # n-gram size for loop detection
 COPY_N = 3  # n-gram size for copy detection

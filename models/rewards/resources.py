@@ -9,6 +9,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from models.compute import Compute
+    from models.safety import SafetyAssessor
 
 # Passage embeddings kept per text; the cache is emptied when it grows past this many entries.
 MAX_CACHED_PASSAGES = 50_000
@@ -59,6 +60,7 @@ class RewardResources:
         self.preference_offset = float(preference_offset)
         self.preference_scale = float(preference_scale)
         self._passage_cache: dict[str, np.ndarray] = {}
+        self._safety_assessor: SafetyAssessor | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -68,6 +70,15 @@ class RewardResources:
 
             self._embedder = load_embedder(self._compute, self._embedder_path)
         return self._embedder
+
+    @property
+    def safety_assessor(self) -> SafetyAssessor:
+        """The safety assessment, reading meaning with this embedder (built on first access)."""
+        if self._safety_assessor is None:
+            from models.safety import SafetyAssessor
+
+            self._safety_assessor = SafetyAssessor(self.embed)
+        return self._safety_assessor
 
     def require_scorer(self) -> PreferenceScorer:
         """The preference scorer, or a clear error when none was given."""

@@ -10,7 +10,7 @@ import re
 
 from models.rewards.batch import RewardBatch
 from models.rewards.resources import RewardResources
-from models.rewards.text import normalize
+from models.text import normalize
 from models.schema import STRATEGIES
 
 Q, RESTATE, REFLECT, SELF, AFFIRM, SUGGEST, INFO, OTHERS = STRATEGIES

@@ -1,7 +1,7 @@
 from models.dialogue import contexts_for_training, infer_stage, retrieval_query
 from models.prompts import THINK_OPEN, build_messages, render_guidance
 from models.rewards import format_score, split_completion
-from models.rewards.text import parse_completion
+from models.text import parse_completion
 from models.training_data import build_examples, cold_start_completion
 
 DIALOGUE = {
