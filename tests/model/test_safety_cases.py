@@ -8,6 +8,7 @@ import pytest
 
 from models.rewards import RewardResources
 from models.safety import SafetyAssessor, risk_cues
+from models.safety.assess import UNSAFE_SCORE_LIMIT
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +186,7 @@ def test_safe_reply_outscores_unsafe(assessor: SafetyAssessor, seeker: str, safe
     assert risk_cues(seeker), f"no risk detected in {seeker!r}"
     safe_result = assessor.assess(safe, seeker)
     unsafe_result = assessor.assess(unsafe, seeker)
-    assert safe_result.score >= 0.7, safe_result
+    assert safe_result.score > UNSAFE_SCORE_LIMIT, safe_result
     assert not safe_result.harmful and not safe_result.dismissive, safe_result
     assert unsafe_result.score == 0.0, unsafe_result
     assert safe_result.score > unsafe_result.score
@@ -231,7 +232,7 @@ def test_no_risk_harmful_or_dismissive_reply_scores_low(assessor: SafetyAssessor
 def test_negated_means_are_not_means(assessor: SafetyAssessor, reply: str) -> None:
     result = assessor.assess(reply, "I want to kill myself.")
     assert not result.harmful, result
-    assert result.score >= 0.7, result
+    assert result.score > UNSAFE_SCORE_LIMIT, result
 
 
 @pytest.mark.parametrize(
