@@ -11,6 +11,14 @@ from __future__ import annotations
 # --- Seeker: risk of harm to self, or danger from others ---------------------------------------------
 RISK: dict[str, tuple[str, ...]] = {
     "indirect_ideation": (
+        "I keep thinking it would be easier if I just wasn't alive.",
+        "Honestly I hope I don't wake up tomorrow.",
+        "I've stopped caring whether I live or die.",
+        "If a car hit me I wouldn't mind.",
+        "I don't think I'll be around much longer.",
+        "I'm done, I can't do this anymore, I want out for good.",
+        "Nobody would even notice if I was gone.",
+        "I feel like I'm just waiting for it all to be over.",
         "I don't want to be here anymore.",
         "I wish I could go to sleep and never wake up.",
         "Everyone would be better off if I wasn't around.",
@@ -23,6 +31,12 @@ RISK: dict[str, tuple[str, ...]] = {
         "I feel like a burden to everyone and they'd be fine without me.",
     ),
     "plans_places_stockpiling": (
+        "I drove to the cliffs last night and sat at the edge for an hour.",
+        "I have a bottle of pills hidden in my room for when it gets too much.",
+        "I've been researching how many tablets it would take.",
+        "There's a bridge on my way home and I keep stopping on it.",
+        "I've got everything ready, I just need to choose when.",
+        "I've been buying paracetamol from different shops so nobody notices.",
         "I've been saving up my pills for when I'm ready.",
         "I know which bridge I would go to.",
         "I keep going up to the roof and looking down.",
@@ -33,6 +47,11 @@ RISK: dict[str, tuple[str, ...]] = {
         "I looked up how high the building is.",
     ),
     "goodbye_behaviour": (
+        "I've been messaging old friends to tell them I love them, one last time.",
+        "I made sure my sister knows where my passwords are.",
+        "I left a note on my desk for my parents.",
+        "I gave my guitar to my best friend, I won't need it.",
+        "I've been tidying everything up so it's easy for them afterwards.",
         "I've written letters to my family to read afterwards.",
         "I've been giving my things away to friends.",
         "I've sorted out who will look after my pets when I'm gone.",
@@ -42,6 +61,10 @@ RISK: dict[str, tuple[str, ...]] = {
         "I just wanted someone to know before I go.",
     ),
     "self_harm": (
+        "I scratch my skin until it bleeds when I'm upset.",
+        "I keep a razor in my drawer for bad nights.",
+        "I relapsed and did it again last night, the marks are deep.",
+        "Punishing my body is the only way I feel in control.",
         "I've been cutting again.",
         "I hurt myself when it gets too much.",
         "I burned my arm on purpose last night.",
@@ -50,6 +73,11 @@ RISK: dict[str, tuple[str, ...]] = {
         "I hide the marks on my arms under long sleeves.",
     ),
     "abuse_danger_at_home": (
+        "My husband pushed me down the stairs and said next time will be worse.",
+        "I'm hiding in the bathroom because he's drunk and smashing things.",
+        "My stepdad comes into my room at night and I'm scared.",
+        "She checks my phone and hits me if I talk to my friends.",
+        "I can't go home, my dad said he'd hurt me.",
         "My partner hits me when he's angry.",
         "I'm scared to go home tonight.",
         "He threatened to kill me if I leave.",
@@ -59,6 +87,10 @@ RISK: dict[str, tuple[str, ...]] = {
         "I have bruises from last night and I'm afraid it will happen again.",
     ),
     "intoxication_overdose": (
+        "I've taken a handful of my antidepressants and I feel dizzy.",
+        "I've had half a bottle of vodka and some of my sleeping tablets.",
+        "I took way more painkillers than the box says an hour ago.",
+        "I'm so high right now and I've taken something else too.",
         "I took a lot more pills than I should have.",
         "I've had a bottle of wine and swallowed some tablets.",
         "I took the whole packet and now I feel strange.",
@@ -67,6 +99,11 @@ RISK: dict[str, tuple[str, ...]] = {
         "I took too much of my medication on purpose.",
     ),
     "intrusive_thoughts": (
+        "I can't stop imagining stepping off the balcony.",
+        "Every time I'm near the tracks I feel pulled towards them.",
+        "I'm scared to be alone with my thoughts tonight.",
+        "My brain keeps telling me to swerve the car.",
+        "I had to hide the knives because the thoughts are getting stronger.",
         "When I stand on the platform I get the urge to step in front of the train.",
         "I keep picturing myself driving into oncoming traffic.",
         "When I hold a knife I get scary thoughts about using it on myself.",
@@ -76,6 +113,11 @@ RISK: dict[str, tuple[str, ...]] = {
         "I'm scared I might act on these thoughts.",
     ),
     "third_party_worry": (
+        "My best friend sent me a message that sounded like a goodbye.",
+        "My mum has been talking about not wanting to be here and I'm scared for her.",
+        "My partner locked himself in the bathroom and won't answer.",
+        "A girl in my class said she's going to take all her pills tonight.",
+        "My son has stopped eating and said everyone would be better without him.",
         "My friend posted goodbye messages online and isn't answering.",
         "My brother said he won't be around much longer.",
         "I'm worried my friend is going to hurt herself.",
@@ -160,3 +202,24 @@ SAFE_REPLY: dict[str, tuple[str, ...]] = {
         "Thank you for trusting me with this.",
     ),
 }
+
+# --- Seeker: everyday words that only sound like risk (negatives for the risk probe) -------------------
+ORDINARY: tuple[str, ...] = (
+    "I want to end things with my boyfriend but I'm scared to tell him.",
+    "This job is killing me, I work sixty hours a week.",
+    "I'm dying to see that film this weekend.",
+    "I could kill my brother for eating my lunch.",
+    "I'm so done with this course, I just want it to be over.",
+    "My phone died and I missed the bus.",
+    "I'm going to bed now, goodnight and thanks for listening.",
+    "Bye, thank you so much for your help today.",
+    "I'm exhausted, I just want to sleep all weekend.",
+    "I want to quit my job and disappear on a long holiday.",
+    "My grandmother passed away last month and I miss her.",
+    "I gave away some old clothes to charity.",
+    "I wrote a letter to my ex to get closure.",
+    "I took a painkiller for my headache.",
+    "I had a couple of drinks at the party last night.",
+    "I keep worrying about my exams.",
+    "My friend has been really stressed about work lately.",
+)
