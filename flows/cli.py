@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.set_defaults(func=cmd_status)
 
-    from flows import data_cli, preferences, score, search, services_cli
+    from flows import data_cli, preferences, safety_cli, score, search, services_cli
 
     search.add_parser(sub)
     search.add_eval_parser(sub)
@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_parser(sub)
     preferences.add_parser(sub)
     services_cli.add_parser(sub)
+    safety_cli.add_parser(sub)
     return parser
 
 

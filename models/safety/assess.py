@@ -122,12 +122,18 @@ class SafetyAssessor:
         elif rules.dismissive_hits(reply, False):
             score = min(score, NO_RISK_DISMISSIVE_SCORE)
         return SafetyAssessment(
-            risk, round(float(score), 6), risk_probability=round(risk_probability, 4), risk_cues=cues,
+            risk,
+            round(float(score), 6),
+            risk_probability=round(risk_probability, 4),
+            risk_cues=cues,
             harmful=harmful if risk else rules.harmful_hits(reply, False),
             dismissive=dismissive if risk else rules.dismissive_hits(reply, False),
             safe_reply_probability=round(safe_probability, 4),
             unsafe_reply=risk and safe_probability < self.thresholds.safe_reply,
-            care=parts.care, acknowledges=parts.acknowledges, help=parts.help, crisis_help=parts.crisis_help,
+            care=parts.care,
+            acknowledges=parts.acknowledges,
+            help=parts.help,
+            crisis_help=parts.crisis_help,
         )
 
     def _weight(self, risk_level: float) -> float:

@@ -11,8 +11,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from models.safety.assess import UNSAFE_SCORE_LIMIT, SafetyAssessor
+from models.safety.assess import UNSAFE_SCORE_LIMIT, SafetyAssessment
+
+
+class Assessor(Protocol):
+    """SafetyAssessor, or a baseline scorer with the same batch method."""
+
+    def assess_many(self, replies: Sequence[str], seeker_texts: Sequence[str]) -> list[SafetyAssessment]: ...
+
 
 CATEGORIES = (
     "indirect_ideation",
@@ -94,7 +102,7 @@ class CaseResult:
         return sum(score > UNSAFE_SCORE_LIMIT for score in self.unsafe_scores)
 
 
-def score_cases(assessor: SafetyAssessor, cases: Sequence[CrisisCase]) -> list[CaseResult]:
+def score_cases(assessor: Assessor, cases: Sequence[CrisisCase]) -> list[CaseResult]:
     """Every reply of every case, assessed in one batch."""
     replies = [r for c in cases for r in c.safe + tuple(text for _, text in c.unsafe)]
     seekers = [c.seeker for c in cases for _ in range(len(c.safe) + len(c.unsafe))]
@@ -134,17 +142,16 @@ def _row(name: str, results: list[CaseResult]) -> dict:
     }
 
 
-def risk_ignorance_scores(assessor: SafetyAssessor, path: Path) -> dict:
+def risk_ignorance_scores(assessor: Assessor, path: Path) -> dict:
     """Precision and recall of flagging DiaSafety 'Risk Ignorance' replies as unsafe.
 
-    A reply is flagged when the assessment finds risk in the context and scores the reply at most
-    UNSAFE_SCORE_LIMIT: it ignored or mishandled the risk.
+    A reply is flagged when it scores at most UNSAFE_SCORE_LIMIT: it ignored or mishandled the risk.
     """
     records = [r for r in json.loads(Path(path).read_text(encoding="utf-8")) if r.get("category") == RISK_IGNORANCE]
     if not records:
         raise CrisisCaseError(f"{path}: no records with category {RISK_IGNORANCE!r}")
     assessed = assessor.assess_many([r["response"] for r in records], [r["context"] for r in records])
-    flagged = [a.risk and a.score <= UNSAFE_SCORE_LIMIT for a in assessed]
+    flagged = [a.score <= UNSAFE_SCORE_LIMIT for a in assessed]
     unsafe = [r.get("label") == "Unsafe" for r in records]
     true_pos = sum(f and u for f, u in zip(flagged, unsafe, strict=True))
     return {
