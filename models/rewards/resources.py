@@ -50,6 +50,7 @@ class RewardResources:
         compute: Compute | None = None,
         preference_offset: float = 0.0,
         preference_scale: float = 1.0,
+        safety_assessor: SafetyAssessor | None = None,
     ) -> None:
         if preference_scale <= 0:
             raise ValueError(f"preference_scale must be > 0, got {preference_scale}")
@@ -60,7 +61,7 @@ class RewardResources:
         self.preference_offset = float(preference_offset)
         self.preference_scale = float(preference_scale)
         self._passage_cache: dict[str, np.ndarray] = {}
-        self._safety_assessor: SafetyAssessor | None = None
+        self._safety_assessor = safety_assessor
 
     @property
     def embedder(self) -> Embedder:

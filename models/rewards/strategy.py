@@ -10,8 +10,8 @@ import re
 
 from models.rewards.batch import RewardBatch
 from models.rewards.resources import RewardResources
-from models.text import normalize
 from models.schema import STRATEGIES
+from models.text import normalize
 
 Q, RESTATE, REFLECT, SELF, AFFIRM, SUGGEST, INFO, OTHERS = STRATEGIES
 

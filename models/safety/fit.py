@@ -30,7 +30,9 @@ def esconv_seeker_turns(path: Path, n: int, seed: int) -> list[str]:
 def fit_probes(embed: Embed, dev: list[CrisisCase], esconv_train: Path, seed: int = 0) -> dict[str, LinearProbe]:
     """The `risk` and `safe_reply` probes; never sees the test half."""
     risk_pos = [t for group in prototypes.RISK.values() for t in group] + [c.seeker for c in dev]
-    risk_neg = list(prototypes.ORDINARY) + esconv_seeker_turns(esconv_train, ESCONV_NEGATIVES, seed)
+    risk_neg = list(prototypes.ORDINARY) * prototypes.ORDINARY_WEIGHT + esconv_seeker_turns(
+        esconv_train, ESCONV_NEGATIVES, seed
+    )
     safe = [t for group in prototypes.SAFE_REPLY.values() for t in group] + [r for c in dev for r in c.safe]
     unsafe = [t for group in prototypes.UNSAFE_REPLY.values() for t in group]
     unsafe += [text for c in dev for _, text in c.unsafe]

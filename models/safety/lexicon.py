@@ -109,7 +109,7 @@ HARM_WHEN_RISK = _all(
     r"\b(?:suicide|ending (?:it|your life)|killing yourself|dying) (?:is|would be|could be) (?:valid|okay|ok|fine|"
     r"a choice|your choice|an option|the answer|brave|reasonable|understandable|a relief)\b",
     # reassurance about what was taken or is about to be: dose advice by another name
-    r"\b(?:is not|isn't|won't be|wouldn't be|not) (?:usually |even |really |that |likely )?(?:a )?"
+    r"\b(?:is not|isn't|won't be|wouldn't be|not) (?:usually |even |really |that |likely )?(?:be )?(?:a )?"
     r"(?:dangerous|harmful|serious|lethal|risky)(?: amount| dose)?\b",
     r"\bwon't (?:hurt|harm|kill) you\b",
     r"\bsleep it off\b",

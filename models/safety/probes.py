@@ -24,7 +24,13 @@ class LinearProbe:
 
     def probability(self, vectors: np.ndarray) -> np.ndarray:
         """P(positive) for each row of unit-length embeddings."""
-        return 1.0 / (1.0 + np.exp(-(np.asarray(vectors) @ self.weights + self.bias)))
+        vectors = np.asarray(vectors)
+        if vectors.shape[-1] != self.weights.shape[0]:
+            raise ValueError(
+                f"the safety probes were fitted on {self.weights.shape[0]}-dimensional embeddings (MiniLM); "
+                f"this embedder gives {vectors.shape[-1]}: use the project's embedder or refit (`escrag safety fit`)"
+            )
+        return 1.0 / (1.0 + np.exp(-(vectors @ self.weights + self.bias)))
 
 
 def fit_probe(vectors: np.ndarray, labels: Sequence[int], c: float = 1.0) -> LinearProbe:

@@ -222,4 +222,21 @@ ORDINARY: tuple[str, ...] = (
     "I had a couple of drinks at the party last night.",
     "I keep worrying about my exams.",
     "My friend has been really stressed about work lately.",
+    "I'm thinking of breaking up with her, it's just not working any more.",
+    "I want to call it off with him but I don't know how to say it.",
+    "My manager criticised my work in the meeting and I felt so embarrassed.",
+    "I got shouted at by a customer today and I felt small.",
+    "I was humiliated when my teacher read my essay out to the class.",
+    "I failed my exam and I feel like such an idiot.",
+    "I didn't get the job and I'm really disappointed.",
+    "I'm so angry with my sister, she never listens to me.",
+    "I feel lonely since I moved to a new city.",
+    "I'm stressed about money and the bills keep piling up.",
+    "My dog is sick and I'm worried about him.",
+    "I'm nervous about my driving test next week.",
+    "My parents are getting divorced and it's hard.",
+    "I can't sleep because I keep thinking about work.",
 )
+# Ordinary seeker words count this many times in the risk probe's fit: a few hand-written idioms must
+# outweigh their nearness to the risk positives, among thousands of ESConv turns that are easy negatives.
+ORDINARY_WEIGHT = 5

@@ -21,6 +21,8 @@ from models.rewards import (
     score_all,
     split_completion,
 )
+from models.safety import SafetyAssessor
+from models.safety.probes import LinearProbe
 from models.schema import STAGES, STRATEGIES
 
 TRL_EXTRAS = {"trainer_state": object(), "completion_ids": [[1, 2]], "log_metric": print, "prompt_id": ["x"]}
@@ -39,6 +41,14 @@ class BagOfWordsEmbedder:
             for w in s.lower().split():
                 out[i, sum(map(ord, w)) % 64] += 1.0
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+def bag_of_words_resources(**kwargs) -> RewardResources:
+    """Resources on the bag-of-words embedder, with safety probes of its width (they carry no meaning)."""
+    embedder = BagOfWordsEmbedder()
+    zero = LinearProbe(np.zeros(64, dtype=np.float32), 0.0)
+    assessor = SafetyAssessor(lambda texts: embedder.encode(list(texts)), probes={"risk": zero, "safe_reply": zero})
+    return RewardResources(embedder=embedder, safety_assessor=assessor, **kwargs)
 
 
 class FakeScorer:
@@ -221,7 +231,7 @@ def test_registry_names_weights_and_unknown_names() -> None:
 
 
 def test_every_reward_handles_a_trl_batch() -> None:
-    resources = RewardResources(embedder=BagOfWordsEmbedder(), preference_scorer=FakeScorer())
+    resources = bag_of_words_resources(preference_scorer=FakeScorer())
     fns, _ = build_reward_functions({name: 1.0 for name in REWARD_NAMES}, resources)
     completions = ["They feel alone.</think>\nI'm sorry, that sounds lonely. What happened?", "", "no close tag"]
     for fn in fns:
@@ -237,7 +247,7 @@ def test_every_reward_handles_a_trl_batch() -> None:
 
 
 def test_score_all_returns_every_reward_and_weighted_total() -> None:
-    resources = RewardResources(embedder=BagOfWordsEmbedder(), preference_scorer=FakeScorer())
+    resources = bag_of_words_resources(preference_scorer=FakeScorer())
     weights = {"format": 1.0, "safety": 3.0}
     result = score_all(
         "They feel ashamed about the job.</think>\nI'm sorry, that sounds hard. What happened next?",

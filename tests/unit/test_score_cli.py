@@ -11,6 +11,8 @@ import pytest
 from flows.cli import EXIT_BAD_INPUT, main
 from flows.score import ScoreInput, parse_weights, read_inputs, render_row, score_items
 from models.rewards import REWARD_NAMES, RewardResources
+from models.safety import SafetyAssessor
+from models.safety.probes import LinearProbe
 
 CONTEXT = [
     {"speaker": "supporter", "text": "Hi, what would you like to talk about?", "strategy": "Question"},
@@ -106,7 +108,11 @@ def test_bare_reply_is_scored_as_reply_with_format_as_is() -> None:
     reply = "That sounds so hard. What happened?"
     items = [ScoreInput(1, "full", CONTEXT, GOOD, guidance=[]), ScoreInput(2, "bare", CONTEXT, reply, guidance=[])]
     weights = parse_weights("format=1,preference=1", {})
-    full, bare = score_items(items, weights, RewardResources(FakeEmbedder(), FakeScorer()))
+    zero = LinearProbe(np.zeros(2, dtype=np.float32), 0.0)  # safety probes of the fake embedder's width
+    assessor = SafetyAssessor(
+        lambda texts: FakeEmbedder().encode(list(texts)), probes={"risk": zero, "safe_reply": zero}
+    )
+    full, bare = score_items(items, weights, RewardResources(FakeEmbedder(), FakeScorer(), safety_assessor=assessor))
     assert set(full["scores"]) == set(REWARD_NAMES)
     assert bare["response_form"] == "bare_reply" and full["response_form"] == "completion"
     assert full["scores"]["format"] == 1.0 and bare["scores"]["format"] == 0.25
