@@ -1,5 +1,5 @@
 """Preference reward on ESConv: does it rank the gold supporter reply above a swapped one, and does it
-tell high-empathy from low-empathy conversations? Side by side with the MiniLM relevance baseline.
+tell high-empathy from low-empathy conversations? Side by side with its zero-shot start.
 
 Run: .venv/bin/python bench/preference_eval.py [--esconv ../shared/data/esconv] [--pairs 600]
          [--esconv-train-pairs N] [--reward-model NAME=DIR ...] [--keep DIR] [--json OUT.json]
@@ -12,11 +12,9 @@ Reward models, each trained here into a temporary folder (or --keep DIR) with th
   esconv-train  swap pairs built the same way from ESConv *train* conversations only (never valid),
                 all of them unless --esconv-train-pairs N (0 skips it); --esconv-train-epochs (1),
                 --esconv-train-batch-size (32), --esconv-train-lr (3e-5), params.yaml max_length
-The preference score is the GRPO 'preference' reward itself (sigmoid of the reward model's score of the
-reply in its context). Relevance baseline: cosine of MiniLM embeddings of the context and the reply,
-with the context as the last 3 turns and, second variant, as the last two seeker turns. "quality head"
-(models trained with `quality_head: true`) is each one's context-free part alone (models.pair_encoder):
-what it learnt beyond relevance.
+Scorers (models.preference_eval, the same code as `escrag score --esconv-pairs`): each model's raw score
+(the 'preference' reward is its sigmoid, so the ranking is the same), its quality head alone when it has
+one (what it learnt beyond relevance), and the zero-shot start (the untrained pair encoder: MiniLM cosine).
 --score-input writes the valid pairs as `escrag score` input (one record per side, ids PAIR:chosen and
 PAIR:rejected, guidance []); `--from-score OUT.jsonl` reads `escrag score --json` output back and prints
 the gold reply's win rate on `preference`, so the figure can be had from the CLI itself.
@@ -29,19 +27,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
-from models.dialogue import last_seeker_text, render_turns
+from models.config import load_params
 from models.esconv import read_esconv
-from models.preference_pairs import Slot, auc, position_swap_pairs, reply_slots, win_rate
+from models.preference_eval import empathy_split, swap_win_rates
+from models.preference_pairs import position_swap_pairs, win_rate
 from models.records import load_records
-from models.reward_model import CONTEXT_TURNS, RewardModelScorer
+from models.reward_model import RewardModelScorer
 from models.reward_training import train_reward_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,63 +53,31 @@ def train(name: str, pairs: list[dict], out: Path, **settings) -> dict:
     return {**metrics, "train_seconds": time.perf_counter() - start, "dir": str(out / name)}
 
 
-def preference_scores(model_dir: str, contexts: list[list[dict]], replies: list[str]) -> list[float]:
-    """The GRPO 'preference' reward of each reply in its context, called as TRL calls it."""
-    from models.embedder import load_embedder
-    from models.rewards import RewardResources, build_reward_functions
+class QualityHead:
+    """A reward model's context-free part alone (models.pair_encoder): what it learnt beyond relevance."""
 
-    resources = RewardResources(load_embedder(), RewardModelScorer(model_dir))
-    (reward,), _ = build_reward_functions({"preference": 1.0}, resources)
-    return reward(
-        completions=[f"</think>{r}" for r in replies],
-        context_text=[render_turns(c[-CONTEXT_TURNS:]) for c in contexts],  # as GRPO and `escrag score` pass it
+    def __init__(self, scorer: RewardModelScorer) -> None:
+        self._scorer = scorer
+
+    def score(self, contexts: list[str], replies: list[str]) -> list[float]:
+        return self._scorer.quality(replies)
+
+
+def scorers_for(models: dict[str, str]) -> dict:
+    """The same scorers `escrag score --esconv-pairs` uses, per trained model, plus quality heads."""
+    from models.embedder import embedder_path
+    from models.reward_training import zero_shot_scorer
+
+    settings = load_params(ROOT / "params.yaml").reward_model
+    found: dict = {f"preference[{name}]": RewardModelScorer(folder) for name, folder in models.items()}
+    found |= {f"quality head[{n}]": QualityHead(s) for n, s in list(found.items()) if s.model.uses_quality_head}
+    found["zero-shot start (MiniLM cosine, untrained)"] = zero_shot_scorer(
+        embedder_path(),
+        interaction=settings.interaction,
+        quality_head=settings.quality_head,
+        max_length=settings.max_length,
     )
-
-
-def relevance_scores(contexts: list[str], replies: list[str]) -> list[float]:
-    from models.embedder import load_embedder
-
-    embedder = load_embedder()
-    a = embedder.encode(contexts, batch_size=64, normalize_embeddings=True)
-    b = embedder.encode(replies, batch_size=64, normalize_embeddings=True)
-    return [float(x) for x in np.sum(a * b, axis=1)]
-
-
-def all_scores(models: dict[str, str], contexts: list[list[dict]], replies: list[str]) -> dict[str, list[float]]:
-    scores = {f"preference[{n}]": preference_scores(d, contexts, replies) for n, d in models.items()}
-    for name, folder in models.items():  # the context-free part: what the model learnt beyond relevance
-        scorer = RewardModelScorer(folder)
-        if scorer.model.uses_quality_head:
-            scores[f"quality head[{name}]"] = scorer.quality(replies)
-    recent = [render_turns(c[-RELEVANCE_TURNS:]) for c in contexts]
-    scores["relevance (last 3 turns)"] = relevance_scores(recent, replies)
-    scores["relevance (last seeker turns)"] = relevance_scores([last_seeker_text(c) for c in contexts], replies)
-    return scores
-
-
-def empathy_split(valid: list[dict], models: dict[str, str]) -> dict:
-    empathy = {d["id"]: d["survey"].get("seeker_empathy") for d in valid}
-    distribution = Counter("missing" if v is None else int(v) for v in empathy.values())
-    slots: list[Slot] = [s for s in reply_slots(valid) if empathy.get(s.conversation_id) is not None]
-    scores = all_scores(models, [s.context for s in slots], [s.reply for s in slots])
-    result: dict = {"distribution": dict(sorted(distribution.items(), key=str)), "replies": len(slots), "auc": {}}
-    for low in (3, 2):
-        for method, values in scores.items():
-            by_conv: dict[str, list[float]] = defaultdict(list)
-            pos, neg = [], []
-            for slot, value in zip(slots, values, strict=True):
-                level = empathy[slot.conversation_id]
-                by_conv[slot.conversation_id].append(value)
-                (pos if level >= 4 else neg if level <= low else []).append(value)
-            conv_pos = [statistics.fmean(v) for c, v in by_conv.items() if empathy[c] >= 4]
-            conv_neg = [statistics.fmean(v) for c, v in by_conv.items() if empathy[c] <= low]
-            result["auc"].setdefault(f">=4 vs <={low}", {})[method] = {
-                "reply_auc": auc(pos, neg),
-                "conversation_auc": auc(conv_pos, conv_neg),
-                "n_replies": [len(pos), len(neg)],
-                "n_conversations": [len(conv_pos), len(conv_neg)],
-            }
-    return result
+    return found
 
 
 def main() -> None:
@@ -135,8 +99,6 @@ def main() -> None:
     if args.from_score:
         print(f"gold reply wins on preference: {score_output_win_rate(args.from_score):.4f}")
         return
-
-    from models.config import load_params
 
     dialogues = list(read_esconv(args.esconv))
     valid = [d for d in dialogues if d["split"] == "eval"]
@@ -182,13 +144,12 @@ def main() -> None:
             )
         models = {name: info["dir"] for name, info in trained.items()}
         models.update(dict(spec.split("=", 1) for spec in args.reward_model))
+        scorers = scorers_for(models)
         start = time.perf_counter()
-        chosen = all_scores(models, [p["context"] for p in pairs], [p["chosen"] for p in pairs])
-        rejected = all_scores(models, [p["context"] for p in pairs], [p["rejected"] for p in pairs])
-        wins = {m: win_rate(chosen[m], rejected[m]) for m in chosen}
+        wins = swap_win_rates(scorers, pairs)
         pair_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        empathy = empathy_split(valid, models)
+        empathy = empathy_split(valid, scorers)
         empathy_seconds = time.perf_counter() - start
     report(valid, pairs, trained, wins, empathy, pair_seconds, empathy_seconds)
     if args.json:

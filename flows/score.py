@@ -39,6 +39,7 @@ from tasks.project import Project
 # ESConv conversations have 29 turns on average (median 27): the length a bare context's position assumes.
 EXPECTED_TURNS = 28
 CHUNK = 256  # records scored per batch
+DEFAULT_REWARD_MODEL = "artifacts/reward_model, else escrag-reward@champion"
 
 
 @dataclass
@@ -248,8 +249,16 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "input", type=Path, metavar="IN.jsonl", help="records {id?, context, response, guidance?, stage?}"
+        "input", type=Path, nargs="?", metavar="IN.jsonl", help="records {id?, context, response, guidance?, stage?}"
     )
+    parser.add_argument(
+        "--esconv-pairs",
+        type=Path,
+        metavar="DIR",
+        help="instead of IN.jsonl: the reward model against its zero-shot start on ESConv valid swap pairs and "
+        "on the empathy split (DIR holds valid.txt, or ESConv.json); see models/preference_eval.py",
+    )
+    parser.add_argument("--pairs", type=int, default=600, help="swap pairs for --esconv-pairs (default 600)")
     parser.add_argument("--json", action="store_true", help="one JSON object per record (default: one text line)")
     parser.add_argument("--weights", help="override params.yaml grpo.rewards, e.g. format=1,preference=0.5")
     parser.add_argument("--reward-model", help="reward model folder or models:/ URI (default: artifacts/reward_model)")
@@ -259,6 +268,11 @@ def add_parser(sub) -> None:
 def _run(args) -> int:
 
     project = project_from(args)
+    if args.esconv_pairs:
+        return _run_esconv_pairs(args, project)
+    if args.input is None:
+        print("escrag score: give IN.jsonl, or --esconv-pairs DIR", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         weights = parse_weights(args.weights, project.params.grpo.rewards)
     except ValueError as exc:
@@ -273,4 +287,41 @@ def _run(args) -> int:
     resources = RewardResources(preference_scorer=load_scorer(project, args.reward_model), compute=project.compute)
     for row in score_items(items, weights, resources):
         print(render_row(row, args.json))
+    return EXIT_OK
+
+
+def _run_esconv_pairs(args, project: Project) -> int:
+    """Swap pairs and the empathy split on ESConv valid: the reward model beside its zero-shot start."""
+    from models.embedder import embedder_path
+    from models.esconv import read_esconv
+    from models.preference_eval import empathy_split, render_report, swap_pairs, swap_win_rates
+    from models.reward_training import zero_shot_scorer
+
+    if not args.esconv_pairs.exists():
+        raise FileNotFoundError(f"--esconv-pairs {args.esconv_pairs}: no such folder or file")
+    valid = [d for d in read_esconv(args.esconv_pairs) if d["split"] == "eval"]
+    settings = project.params.reward_model
+    scorers = {
+        f"reward model ({args.reward_model or DEFAULT_REWARD_MODEL})": load_scorer(project, args.reward_model),
+        "zero-shot start (MiniLM cosine, untrained)": zero_shot_scorer(
+            embedder_path(),
+            interaction=settings.interaction,
+            quality_head=settings.quality_head,
+            max_length=settings.max_length,
+            compute=project.compute,
+        ),
+    }
+    seed = project.params.seed
+    pairs = swap_pairs(valid, args.pairs, seed)
+    report = {
+        "conversations": len(valid),
+        "pairs": len(pairs),
+        "seed": seed,
+        "win_rate": swap_win_rates(scorers, pairs),
+        "empathy": empathy_split(valid, scorers),
+    }
+    out = project.reports / "preference_esconv.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json else render_report(report))
     return EXIT_OK

@@ -71,6 +71,8 @@ class RewardModelParams(_Section):
     in_batch_weight: NonNegativeFloat = 1.0  # weight of the in-batch contrastive term (0: pairwise loss only)
     interaction: Literal["cosine", "maxsim"] = "cosine"  # how the reply's fit to the context is measured
     quality_head: bool = False  # + a context-free reply score (models.pair_encoder says when it helps)
+    # swap pairs per dialogue trained alongside (models.reward_training.rehearsal_pairs); 0: none
+    rehearsal_per_dialogue: NonNegativeInt = 10
 
 
 class SftParams(_Section):

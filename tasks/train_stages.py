@@ -49,14 +49,16 @@ def reward_model(project: Project) -> dict:
     import mlflow
 
     from models.embedder import embedder_path
-    from models.reward_training import select_model, train_reward_model
+    from models.reward_training import rehearsal_pairs, selection_from_metrics, train_reward_model
     from tasks.reward_registry import register_reward_model
 
     settings = project.params.reward_model
     pairs = load_records(project.data, "preferences")
+    dialogues = load_records(project.data, "dialogues")
+    rehearsal = rehearsal_pairs(dialogues, pairs, settings.rehearsal_per_dialogue, project.params.seed)
     train = functools.partial(
         train_reward_model,
-        pairs,
+        pairs + rehearsal,
         encoder_path=embedder_path(),
         output_dir=project.artifact("reward_model"),
         epochs=settings.epochs,
@@ -78,11 +80,9 @@ def reward_model(project: Project) -> dict:
         )
         mlflow.log_params({f"reward_model.{k}": v for k, v in settings.model_dump().items()})
         mlflow.log_params(project.compute.as_params())
-        metrics = train()
+        metrics = {**train(), "n_rehearsal_pairs": len(rehearsal)}
         mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
-        selected, reason = select_model(
-            metrics["start_heldout_pairwise_accuracy"], metrics["trained_heldout_pairwise_accuracy"]
-        )
+        selected, reason = selection_from_metrics(metrics)
         mlflow.set_tags({"reward_model.selected": selected, "reward_model.selection_reason": reason})
         registered = register_reward_model(project, metrics)
     report = {

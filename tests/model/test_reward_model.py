@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from models.reward_model import CONTEXT_TURNS, RewardModelScorer, reward_context, split_pairs
-from models.reward_training import select_model, train_reward_model
+from models.reward_training import (
+    DIALOGUE_SWAP,
+    KINDS,
+    rehearsal_pairs,
+    select_model,
+    selection_from_metrics,
+    train_reward_model,
+)
 
 SITUATIONS = [
     "I lost my job last week and I don't know how to tell my family.",
@@ -155,6 +162,7 @@ def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path,
         "heldout_pairwise_accuracy",
         "start_heldout_pairwise_accuracy",
         "trained_heldout_pairwise_accuracy",
+        *(f"{side}_heldout_{kind}_accuracy" for side in ("start", "trained") for kind in KINDS),
         "kept_start",
         "train_pairwise_accuracy",
         "n_train",
@@ -174,18 +182,50 @@ def test_training_reports_metrics_and_learns_the_preference(trained: tuple[Path,
 def test_the_kept_model_is_the_better_of_start_and_trained(trained: tuple[Path, dict]) -> None:
     output_dir, metrics = trained
     start, trained_accuracy = metrics["start_heldout_pairwise_accuracy"], metrics["trained_heldout_pairwise_accuracy"]
-    kept_start = trained_accuracy <= start
+    kept_start = selection_from_metrics(metrics)[0] == "start"
     assert metrics["kept_start"] == float(kept_start)
     assert metrics["heldout_pairwise_accuracy"] == pytest.approx(start if kept_start else trained_accuracy)
     saved = json.loads((output_dir / "reward_model.json").read_text())
     assert saved["selected"] == ("start" if kept_start else "trained")
 
 
+def _acc(all_: float, preference: float = math.nan, swap: float = math.nan) -> dict[str, float]:
+    return {"all": all_, "preference": preference, "dialogue_swap": swap}
+
+
 def test_select_model_needs_the_trained_model_to_beat_its_start() -> None:
-    assert select_model(0.80, 0.85)[0] == "trained"
-    assert select_model(0.875, 0.76) == ("start", "held-out accuracy 0.760 <= start 0.875: training did not help")
-    assert select_model(0.80, 0.80)[0] == "start"
-    assert select_model(math.nan, math.nan)[0] == "trained"
+    assert select_model(_acc(0.80), _acc(0.85))[0] == "trained"
+    assert select_model(_acc(0.875), _acc(0.76)) == (
+        "start",
+        "held-out accuracy 0.760 vs start 0.875: training did not help",
+    )
+    assert select_model(_acc(0.80), _acc(0.80))[0] == "start"
+    assert select_model(_acc(math.nan), _acc(math.nan))[0] == "trained"
+
+
+def test_select_model_refuses_a_model_worse_on_either_kind_of_pair() -> None:
+    # better overall, but it forgot relevance: the dialogue swap pairs got worse
+    choice, reason = select_model(_acc(0.79, 0.43, 0.88), _acc(0.81, 0.83, 0.80))
+    assert choice == "start" and "worse on dialogue_swap pairs" in reason
+    assert select_model(_acc(0.79, 0.43, 0.88), _acc(0.92, 0.60, 0.95))[0] == "trained"
+
+
+def test_rehearsal_pairs_skip_dialogues_the_preferences_cover() -> None:
+    turns = [
+        {
+            "speaker": s,
+            "text": f"{s} turn {i} with enough words here",
+            "strategy": "Question" if s == "supporter" else None,
+        }
+        for i, s in enumerate(["seeker", "supporter"] * 4)
+    ]
+    turns = [{k: v for k, v in t.items() if v is not None} for t in turns]
+    dialogues = [{"id": f"d{i}", "split": "train", "turns": turns} for i in range(4)]
+    covered = [{"id": "p", "conversation_id": "d0", "chosen": "a", "rejected": "b"}]
+    pairs = rehearsal_pairs(dialogues, covered, per_dialogue=2, seed=13)
+    assert pairs and all(p["kind"] == DIALOGUE_SWAP for p in pairs)
+    assert {p["conversation_id"] for p in pairs} == {"d1", "d2", "d3"}
+    assert rehearsal_pairs(dialogues, covered, per_dialogue=0, seed=13) == []
 
 
 def test_quality_head_is_off_by_default_and_stays_untrained(trained: tuple[Path, dict]) -> None:
