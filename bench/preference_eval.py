@@ -42,7 +42,6 @@ from models.reward_training import train_reward_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ESCONV = ROOT.parent / "shared" / "data" / "esconv"
-RELEVANCE_TURNS = 3  # the baseline: MiniLM cosine of the last 3 turns and the reply
 
 
 def train(name: str, pairs: list[dict], out: Path, **settings) -> dict:
