@@ -39,7 +39,6 @@ from tasks.project import Project
 # ESConv conversations have 29 turns on average (median 27): the length a bare context's position assumes.
 EXPECTED_TURNS = 28
 CHUNK = 256  # records scored per batch
-DEFAULT_REWARD_MODEL = "artifacts/reward_model, else escrag-reward@champion"
 
 
 @dataclass
@@ -195,6 +194,18 @@ def load_scorer(project: Project, source: str | None):
         ) from None
 
 
+def _reward_model_source(project: Project, source: str | None) -> str:
+    """Which reward model `load_scorer` reads, in words for a report."""
+    if source:
+        return source
+    folder = project.artifact("reward_model")
+    if (folder / "config.json").is_file():
+        return str(folder.relative_to(project.root)) if folder.is_relative_to(project.root) else str(folder)
+    from tasks.reward_registry import REWARD_URI
+
+    return REWARD_URI
+
+
 def score_items(items: list[ScoreInput], weights: dict[str, float], resources) -> list[dict[str, Any]]:
     """One output row per item: every reward, its weight and the weighted total."""
     from models.rewards import format_score, score_many
@@ -302,7 +313,7 @@ def _run_esconv_pairs(args, project: Project) -> int:
     valid = [d for d in read_esconv(args.esconv_pairs) if d["split"] == "eval"]
     settings = project.params.reward_model
     scorers = {
-        f"reward model ({args.reward_model or DEFAULT_REWARD_MODEL})": load_scorer(project, args.reward_model),
+        f"reward model ({_reward_model_source(project, args.reward_model)})": load_scorer(project, args.reward_model),
         "zero-shot start (MiniLM cosine, untrained)": zero_shot_scorer(
             embedder_path(),
             interaction=settings.interaction,

@@ -105,7 +105,15 @@ class PairEncoderRewardModel(BertPreTrainedModel):
         quality_head: bool = False,
     ) -> PairEncoderRewardModel:
         """A fresh reward model on a sentence encoder's weights (the quality head, if on, starts at zero)."""
-        model = cls.from_pretrained(encoder_path, num_labels=1)
+        from transformers.utils import logging as hf_logging
+
+        # The quality head is new by design: silence transformers' missing/unexpected-keys report.
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()
+        try:
+            model = cls.from_pretrained(encoder_path, num_labels=1)
+        finally:
+            hf_logging.set_verbosity(verbosity)
         model.config.update(reward_config_fields(tokenizer, interaction=interaction, quality_head=quality_head))
         nn.init.zeros_(model.quality.weight)  # start as pure relevance; training moves it
         nn.init.zeros_(model.quality.bias)

@@ -88,11 +88,12 @@ def _aucs(slots: list[Slot], scores: dict[str, list[float]], empathy: dict, low:
 
 def render_report(report: dict[str, Any]) -> str:
     """The swap-pair table, then the empathy split, as plain text."""
+    width = max(len(name) for name in report["win_rate"]) + 2
     lines = [
         f"ESConv valid: {report['conversations']} conversations; {report['pairs']} swap pairs (seed {report['seed']}):"
         " gold reply scored above a reply from another conversation at a similar position",
-        f"{'scorer':<44} {'gold wins':>9}",
-        *(f"{name:<44} {rate:>9.3f}" for name, rate in report["win_rate"].items()),
+        f"{'scorer':<{width}} {'gold wins':>9}",
+        *(f"{name:<{width}} {rate:>9.3f}" for name, rate in report["win_rate"].items()),
     ]
     empathy = report.get("empathy")
     if empathy:
@@ -103,6 +104,6 @@ def render_report(report: dict[str, Any]) -> str:
                 f"{split}: replies {first['n_replies'][0]}/{first['n_replies'][1]}, "
                 f"conversations {first['n_conversations'][0]}/{first['n_conversations'][1]}"
             )
-            lines.append(f"{'scorer':<44} {'reply AUC':>9} {'conv AUC':>9}")
-            lines += [f"{n:<44} {r['reply_auc']:>9.3f} {r['conversation_auc']:>9.3f}" for n, r in rows.items()]
+            lines.append(f"{'scorer':<{width}} {'reply AUC':>9} {'conv AUC':>9}")
+            lines += [f"{n:<{width}} {r['reply_auc']:>9.3f} {r['conversation_auc']:>9.3f}" for n, r in rows.items()]
     return "\n".join(lines)
