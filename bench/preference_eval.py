@@ -8,7 +8,8 @@ Run: .venv/bin/python bench/preference_eval.py [--esconv ../shared/data/esconv] 
 Pairs (models.preference_pairs.position_swap_pairs, seeded): the gold supporter reply of an ESConv valid
 context against a supporter reply drawn from another conversation within +-0.05 relative position.
 Reward models, each trained here into a temporary folder (or --keep DIR) with the project's trainer:
-  starter       starter_data/preferences, params.yaml reward_model settings (what the pipeline trains)
+  starter       starter_data preferences plus the rehearsal swap pairs of starter_data dialogues,
+                params.yaml reward_model settings (what the pipeline's reward_model stage trains)
   esconv-train  swap pairs built the same way from ESConv *train* conversations only (never valid),
                 all of them unless --esconv-train-pairs N (0 skips it); --esconv-train-epochs (1),
                 --esconv-train-batch-size (32), --esconv-train-lr (3e-5), params.yaml max_length
@@ -38,7 +39,7 @@ from models.preference_eval import empathy_split, swap_win_rates
 from models.preference_pairs import position_swap_pairs, win_rate
 from models.records import load_records
 from models.reward_model import RewardModelScorer
-from models.reward_training import train_reward_model
+from models.reward_training import rehearsal_pairs, train_reward_model
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ESCONV = ROOT.parent / "shared" / "data" / "esconv"
@@ -111,9 +112,12 @@ def main() -> None:
         out = args.keep or Path(tmp)
         trained: dict[str, dict] = {}
         if not args.skip_starter:
+            preferences = load_records(ROOT / "starter_data", "preferences")
+            dialogues = load_records(ROOT / "starter_data", "dialogues")
+            rehearsal = rehearsal_pairs(dialogues, preferences, settings.rehearsal_per_dialogue, args.seed)
             trained["starter"] = train(
                 "starter",
-                load_records(ROOT / "starter_data", "preferences"),
+                preferences + rehearsal,
                 out,
                 epochs=settings.epochs,
                 learning_rate=settings.learning_rate,
