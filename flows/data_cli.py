@@ -17,6 +17,7 @@ from typing import Any
 
 from flows.cli_support import EXIT_BAD_INPUT, EXIT_OK, project_from
 from models.schema import DATASETS
+from tasks.data_sources import IMPORT_SOURCES
 
 
 def add_parser(sub: Any) -> None:
@@ -31,12 +32,15 @@ def add_parser(sub: Any) -> None:
         "import",
         help="convert a public corpus into escrag datasets and add them",
         description="esconv PATH: a folder with train.txt/valid.txt or ESConv.json → data/dialogues/NAME.jsonl "
-        "and data/preferences/NAME.jsonl (pairs with off-context negatives, see docs/data.md). Personal data "
-        "in the corpus text is redacted on import.",
+        "and data/preferences/NAME.jsonl (pairs with off-context negatives). epitome PATH: EPITOME's three "
+        "Reddit CSV files → data/ratings/NAME.jsonl (empathy levels 0-2 per mechanism). diasafety PATH: "
+        "DiaSafety's train/val/test.json → data/ratings/NAME.jsonl (Safe/Unsafe per category). See "
+        "docs/data.md. Personal data in the corpus text is redacted on import; exit 2 and nothing changed "
+        "when a record cannot be converted or validated.",
     )
-    imp.add_argument("source", choices=("esconv",), help="the corpus format")
-    imp.add_argument("path", type=Path, help="ESConv folder (train.txt, valid.txt) or ESConv.json")
-    imp.add_argument("--name", default="esconv", help="file name (without .jsonl) in each dataset (default esconv)")
+    imp.add_argument("source", choices=IMPORT_SOURCES, help="the corpus format")
+    imp.add_argument("path", type=Path, help="the corpus folder (ESConv: or ESConv.json)")
+    imp.add_argument("--name", help="file name (without .jsonl) in each dataset (default: the source's name)")
     imp.add_argument("--flow", action="store_true", help="run as the Prefect flow `data`")
     imp.set_defaults(func=_run_import)
 
@@ -88,6 +92,7 @@ def _add(args: Any, verb: str) -> int:
                 dataset=getattr(args, "dataset", None),
                 paths=[str(p) for p in getattr(args, "paths", [])] or [str(args.path)],
                 name=args.name,
+                source=getattr(args, "source", "esconv"),
             )
         else:
             result = _add_in_process(project, args, verb)
@@ -115,7 +120,7 @@ def _add_in_process(project: Any, args: Any, verb: str) -> Any:
 
     with tempfile.TemporaryDirectory(prefix="escrag-data-") as tmp:
         if verb == "import":
-            files = data_sources.esconv_files(project, args.path, Path(tmp), args.name)
+            files = data_sources.import_files(project, args.source, args.path, Path(tmp), args.name)
         else:
             files = data_sources.collect_sources(args.dataset, args.paths, args.name)
         return data_ops.run_add(project, verb, files, Path(tmp))

@@ -21,8 +21,10 @@ from tasks.project import Project
 
 
 @task(name="data-import", cache_policy=NO_CACHE)
-def import_esconv(project: Project, path: str, workdir: Path, name: str) -> list[data_sources.NewFile]:
-    return data_sources.esconv_files(project, Path(path), workdir, name)
+def import_corpus(
+    project: Project, source: str, path: str, workdir: Path, name: str | None
+) -> list[data_sources.NewFile]:
+    return data_sources.import_files(project, source, Path(path), workdir, name)
 
 
 @task(name="data-sources", cache_policy=NO_CACHE)
@@ -70,14 +72,16 @@ def data(
     dataset: str | None = None,
     paths: list[str] | None = None,
     name: str | None = None,
+    source: str = "esconv",
 ) -> data_ops.AddResult:
-    """action "add": DATASET and PATHS (files or folders of *.jsonl); "import": PATHS[0] is an ESConv path."""
+    """action "add": DATASET and PATHS (files or folders of *.jsonl); "import": PATHS[0] is the SOURCE corpus
+    (esconv, epitome or diasafety)."""
     project = Project.discover(Path(project_dir) if project_dir else None)
     project.params  # noqa: B018 - validate params.yaml before any work
     paths = paths or []
     with tempfile.TemporaryDirectory(prefix="escrag-data-") as tmp:
         if action == "import":
-            files = import_esconv(project, paths[0], Path(tmp), name or "esconv")
+            files = import_corpus(project, source, paths[0], Path(tmp), name)
         elif action == "add" and dataset:
             files = collect(dataset, paths, name)
         else:

@@ -9,17 +9,14 @@ from tasks.project import Project
 
 
 def project_status(project: Project) -> dict[str, Any]:
-    from tasks.registry import CHALLENGER, CHAMPION, POLICY_MODEL
-    from tasks.tracking import configure
+    from tasks.tracking import CHALLENGER, CHAMPION, POLICY_MODEL, client, configure
 
     configure(project)
-    from mlflow import MlflowClient
-
-    client = MlflowClient()
+    registry = client()
     aliases = {}
     for alias in (CHAMPION, CHALLENGER):
         try:
-            mv = client.get_model_version_by_alias(POLICY_MODEL, alias)
+            mv = registry.get_model_version_by_alias(POLICY_MODEL, alias)
             aliases[alias] = {"name": POLICY_MODEL, "version": str(mv.version), "run_id": mv.run_id}
         except Exception:  # noqa: BLE001 - alias or model not there yet
             aliases[alias] = None

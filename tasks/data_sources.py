@@ -1,4 +1,5 @@
-"""Where new data comes from: files and folders named on the command line, and ESConv converted on import.
+"""Where new data comes from: files and folders named on the command line, and public corpora (ESConv,
+EPITOME, DiaSafety) converted on import.
 
 A destination name is a plain `*.jsonl` file name (no folder, no `..`), so nothing can land outside
 `data/<dataset>/`. A symlink must resolve inside the folder it was found in: the folder being added, or,
@@ -27,7 +28,9 @@ _TEXT_FIELDS = {
     "knowledge": ("text", "title"),
     "dialogues": ("situation", "problem"),
     "preferences": ("chosen", "rejected", "rationale"),
+    "ratings": ("context", "response"),
 }
+IMPORT_SOURCES = ("esconv", "epitome", "diasafety")  # `escrag data import SOURCE PATH`
 _TURNS_FIELD = {"dialogues": "turns", "preferences": "context"}
 
 
@@ -141,7 +144,30 @@ def redact_file(dataset: str, src: Path, dst: Path) -> int:
     return changed
 
 
-def esconv_files(project: Project, path: Path, workdir: Path, name: str = "esconv") -> list[NewFile]:
+def _write_records(dataset: str, records: list[dict[str, Any]], out: Path, label: str) -> None:
+    """Records as JSONL at out, with personal data redacted (always: public corpora, usable otherwise)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    redacted = [redact_record(dataset, r) for r in records]
+    if n := sum(a != b for a, b in zip(records, redacted, strict=True)):
+        logger.info("%s %s: personal data redacted in %d records", label, dataset, n)
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in redacted), encoding="utf-8")
+
+
+def ratings_files(source: str, path: Path, workdir: Path, name: str | None = None) -> list[NewFile]:
+    """EPITOME or DiaSafety converted (models.ratings) into ratings/NAME.jsonl (NAME defaults to the source)."""
+    from models.ratings import READERS, RatingsFormatError
+
+    try:
+        records = READERS[source](path)
+    except (RatingsFormatError, OSError) as exc:
+        raise DataRejected(str(path), 0, f"cannot convert {source}: {exc}") from None
+    target = check_name(f"{name or source}.jsonl", f"ratings/{name or source}.jsonl")
+    out = workdir / source / "ratings" / target
+    _write_records("ratings", records, out, source)
+    return [NewFile("ratings", target, f"{source} {path}", out)]
+
+
+def esconv_files(project: Project, path: Path, workdir: Path, name: str | None = None) -> list[NewFile]:
     """ESConv converted (models.esconv_pairs) into dialogues/NAME.jsonl and preferences/NAME.jsonl.
 
     Personal data in ESConv text (a few hotline numbers and a street address) is always redacted on
@@ -156,12 +182,15 @@ def esconv_files(project: Project, path: Path, workdir: Path, name: str = "escon
         raise DataRejected(str(path), 0, f"cannot convert ESConv: {exc}") from None
     files = []
     for dataset, records in (("dialogues", dialogues), ("preferences", pairs)):
-        target = check_name(f"{name}.jsonl", f"{dataset}/{name}.jsonl")
+        target = check_name(f"{name or 'esconv'}.jsonl", f"{dataset}/{name or 'esconv'}.jsonl")
         out = workdir / "esconv" / dataset / target
-        out.parent.mkdir(parents=True, exist_ok=True)
-        redacted = [redact_record(dataset, r) for r in records]
-        if n := sum(a != b for a, b in zip(records, redacted, strict=True)):
-            logger.info("ESConv %s: personal data redacted in %d records", dataset, n)
-        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in redacted), encoding="utf-8")
+        _write_records(dataset, records, out, "ESConv")
         files.append(NewFile(dataset, target, f"ESConv {path}", out))
     return files
+
+
+def import_files(project: Project, source: str, path: Path, workdir: Path, name: str | None = None) -> list[NewFile]:
+    """A public corpus converted into escrag datasets: esconv, epitome or diasafety."""
+    if source == "esconv":
+        return esconv_files(project, path, workdir, name)
+    return ratings_files(source, path, workdir, name)

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.project import Project
-from tasks.tracking import POLICY_MODEL, configure
+from tasks.tracking import CHALLENGER, CHAMPION, POLICY_MODEL, client, configure
 
 logger = logging.getLogger(__name__)
 
-CHALLENGER, CHAMPION = "challenger", "champion"
 DECISION_TAG, REASON_TAG = "promotion.decision", "promotion.reason"
 
 # Written out because inferring them imports torchvision, which this torch build lacks.
@@ -36,12 +35,6 @@ class Decision:
         return f"{POLICY_MODEL} version {self.version} {verdict}: {self.reason}\n{champion}"
 
 
-def _client():
-    from mlflow import MlflowClient
-
-    return MlflowClient()
-
-
 def _evaluation(project: Project) -> dict:
     return json.loads((project.reports / "evaluate.json").read_text())
 
@@ -52,7 +45,7 @@ def register_candidate(project: Project) -> str:
 
     configure(project)
     run_id = _evaluation(project)["mlflow_run_id"]
-    existing = _client().search_model_versions(f"name='{POLICY_MODEL}' and run_id='{run_id}'")
+    existing = client().search_model_versions(f"name='{POLICY_MODEL}' and run_id='{run_id}'")
     if existing:
         logger.info("run %s is already %s version %s", run_id, POLICY_MODEL, existing[0].version)
         return str(existing[0].version)
@@ -67,13 +60,13 @@ def register_candidate(project: Project) -> str:
             registered_model_name=POLICY_MODEL,
         )
     version = str(info.registered_model_version)
-    _client().set_registered_model_alias(POLICY_MODEL, CHALLENGER, version)
+    client().set_registered_model_alias(POLICY_MODEL, CHALLENGER, version)
     return version
 
 
 def _champion_version() -> str | None:
     try:
-        return str(_client().get_model_version_by_alias(POLICY_MODEL, CHAMPION).version)
+        return str(client().get_model_version_by_alias(POLICY_MODEL, CHAMPION).version)
     except Exception:  # noqa: BLE001 - MLflow raises a generic error when the alias is unset
         return None
 
@@ -117,8 +110,8 @@ def gate(project: Project, candidate: dict, base: dict, champion: dict | None) -
 def promote(project: Project, version: str) -> Decision:
     """Move `champion` to `version` if the gate passes; the decision is tagged on the version once."""
     configure(project)
-    client = _client()
-    tags = client.get_model_version(POLICY_MODEL, version).tags
+    registry = client()
+    tags = registry.get_model_version(POLICY_MODEL, version).tags
     current = _champion_version()
     if DECISION_TAG in tags:
         return Decision(version, tags[DECISION_TAG] == "promoted", tags[REASON_TAG], current, reused=True)
@@ -126,8 +119,8 @@ def promote(project: Project, version: str) -> Decision:
     champion = _evaluate_champion(project, current) if current and current != version else None
     passed, reason = gate(project, evaluation["candidate"], evaluation["base"], champion)
     if passed:
-        client.set_registered_model_alias(POLICY_MODEL, CHAMPION, version)
+        registry.set_registered_model_alias(POLICY_MODEL, CHAMPION, version)
         current = version
-    client.set_model_version_tag(POLICY_MODEL, version, DECISION_TAG, "promoted" if passed else "rejected")
-    client.set_model_version_tag(POLICY_MODEL, version, REASON_TAG, reason)
+    registry.set_model_version_tag(POLICY_MODEL, version, DECISION_TAG, "promoted" if passed else "rejected")
+    registry.set_model_version_tag(POLICY_MODEL, version, REASON_TAG, reason)
     return Decision(version, passed, reason, current)

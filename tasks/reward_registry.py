@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from tasks.project import Project
 from tasks.registry import PIP_REQUIREMENTS
-from tasks.tracking import configure, tracked_run
+from tasks.tracking import CHAMPION, REWARD_MODEL, client, configure, tracked_run
 
 if TYPE_CHECKING:
     from models.compute import Compute
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-REWARD_MODEL = "escrag-reward"
-CHAMPION = "champion"
 REWARD_URI = f"models:/{REWARD_MODEL}@{CHAMPION}"
 ACCURACY_KEY = "heldout_pairwise_accuracy"
 ARTIFACT_NAME = "reward_model"
@@ -54,12 +52,6 @@ class RegisteredReward:
     @property
     def uri(self) -> str:
         return f"models:/{self.name}@{self.alias}"
-
-
-def _client():
-    from mlflow import MlflowClient
-
-    return MlflowClient()
 
 
 def _metadata(model_dir: Path) -> dict:
@@ -110,10 +102,10 @@ def register_reward_model(
     meta = _metadata(model_dir)
     accuracy = _accuracy(metrics, meta)
     configure(project)
-    client = _client()
+    registry = client()
     with _run_context(project, run_id) as run:
         run_id = run.info.run_id
-        existing = client.search_model_versions(f"name='{REWARD_MODEL}' and run_id='{run_id}'")
+        existing = registry.search_model_versions(f"name='{REWARD_MODEL}' and run_id='{run_id}'")
         reused = bool(existing)
         if reused:
             version = str(existing[0].version)
@@ -128,8 +120,8 @@ def register_reward_model(
         "selected": str(meta.get("selected", "trained")),  # "start" when training did not beat the zero-shot start
     }
     for key, value in tags.items():
-        client.set_model_version_tag(REWARD_MODEL, version, key, value)
-    client.set_registered_model_alias(REWARD_MODEL, alias, version)
+        registry.set_model_version_tag(REWARD_MODEL, version, key, value)
+    registry.set_registered_model_alias(REWARD_MODEL, alias, version)
     logger.info("%s version %s is now @%s (held-out pairwise accuracy %.3f)", REWARD_MODEL, version, alias, accuracy)
     return RegisteredReward(REWARD_MODEL, version, alias, run_id, accuracy, reused)
 
@@ -184,7 +176,7 @@ def reward_model_version(project: Project) -> str:
 
     configure(project)
     try:
-        return str(_client().get_model_version_by_alias(REWARD_MODEL, CHAMPION).version)
+        return str(client().get_model_version_by_alias(REWARD_MODEL, CHAMPION).version)
     except MlflowException:
         report = project.reports / "reward_model.json"
         saved = json.loads(report.read_text()) if report.is_file() else {}

@@ -17,6 +17,16 @@ logger = logging.getLogger(__name__)
 
 EXPERIMENT = "escrag"
 POLICY_MODEL = "escrag-policy"
+REWARD_MODEL = "escrag-reward"
+EVALUATORS_MODEL = "escrag-evaluators"
+CHALLENGER, CHAMPION = "challenger", "champion"  # registry aliases, for every registered model
+
+
+def client() -> Any:
+    """The MLflow client, on whatever tracking URI `configure` set."""
+    from mlflow import MlflowClient
+
+    return MlflowClient()
 
 
 def configure(project: Project) -> str:

@@ -11,7 +11,7 @@ from models.compute import gpu_peak_memory, is_main_process, process_rank
 from models.records import dialogues_of_split, load_records
 from tasks.dvc_ops import lock_dep_md5
 from tasks.project import Project
-from tasks.tracking import log_jsonl_dataset, tracked_run
+from tasks.tracking import REWARD_MODEL, log_jsonl_dataset, tracked_run
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def grpo(project: Project) -> dict:
 
     from models.policy_training import GrpoSettings, reward_curve, train_grpo
     from models.rewards import RewardResources, build_reward_functions
-    from tasks.reward_registry import REWARD_MODEL, preference_scorer, reward_model_version
+    from tasks.reward_registry import preference_scorer, reward_model_version
 
     params, compute = project.params, project.compute
     settings = params.grpo

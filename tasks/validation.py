@@ -1,4 +1,4 @@
-"""Validate the raw data folder (knowledge, dialogues, preferences) with Great Expectations suites.
+"""Validate the raw data folder (knowledge, dialogues, preferences; ratings when present) with GX suites.
 
 Every record is read strictly (tasks.jsonl_reader), flattened into pandas frames that keep each row's
 file, line, record id and field prefix, and checked by one GX suite per frame. Every failure is mapped
@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from models.schema import DATASETS
+from models.schema import DATASETS, OPTIONAL_DATASETS
 from tasks.jsonl_reader import DataError, Record, read_jsonl
 from tasks.pii import ADDRESS_RE, EMAIL_RE, PHONE_RE, PII_PATTERNS, redact_pii
 from tasks.validation_frames import _frames
@@ -184,7 +184,7 @@ def _load(data_dir: Path, max_line_bytes: int) -> tuple[dict[str, list[Record]],
     for dataset in DATASETS:
         files = sorted((data_dir / dataset).glob("*.jsonl"))
         n_files += len(files)
-        if not files:
+        if not files and dataset not in OPTIONAL_DATASETS:
             issues.append(
                 ValidationIssue(
                     dataset, str(data_dir / dataset), 0, None, None, "read_jsonl", "no *.jsonl files for this dataset"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from models.schema import RATING_SOURCES
 from tasks.jsonl_reader import Record
 
 _KINDS = {str: "string", bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}
@@ -60,6 +61,14 @@ _RECORD_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {  # name -> (JSON type
         "roles": ("object", False),
         "rubric_version": ("string", False),
     },
+    "ratings": {
+        "id": ("string", True),
+        "source": ("string", True),
+        "context": ("string", True),
+        "response": ("string", True),
+        "labels": ("object", True),
+        "split": ("string", True),
+    },
 }
 ROLE_NAMES = ("client", "counselor", "judge")
 _TURN_FIELDS = {"speaker": ("string", True), "text": ("string", True), "strategy": ("string", False)}
@@ -94,6 +103,20 @@ def _criteria_rows(rec: Record, criteria: dict[str, Any]) -> list[dict[str, Any]
     return rows
 
 
+def _label_rows(rec: Record, labels: dict[str, Any], source: str | None) -> list[dict[str, Any]]:
+    """A rating's labels as rows of the scores frame: whole numbers from 0 to its source's top level."""
+    top = RATING_SOURCES.get(source or "", 2)
+    rows = []
+    for key, value in labels.items():
+        kind = _kind(value)
+        if kind == "number" and not float(value).is_integer():
+            kind = "fractional number"  # levels are whole numbers
+        row = _base("ratings", rec, f"labels.{key}") | {"lo": 0, "hi": top, "value__type": kind}
+        row["value"] = value if kind == "number" else None
+        rows.append(row)
+    return rows
+
+
 def _frames(records: dict[str, list[Record]], skip: set[str]) -> dict[str, pd.DataFrame]:
     """Suite name -> frame. Every frame has _row, _dataset, _file, _line, _id and _prefix (of the field)."""
     splits: dict[str, set[str]] = {}
@@ -111,7 +134,10 @@ def _frames(records: dict[str, list[Record]], skip: set[str]) -> dict[str, pd.Da
             for name, (kind, _) in _RECORD_FIELDS[dataset].items():
                 _put(row, rec.data, name, kind)
             rows.setdefault(dataset, []).append(row)
-            if dataset == "knowledge":
+            if dataset == "ratings":
+                rows.setdefault("scores", []).extend(_label_rows(rec, row["labels"] or {}, row["source"]))
+                row["has_labels"] = None if row["labels"] is None else bool(row["labels"])
+            if dataset in ("knowledge", "ratings"):
                 continue
             turns_key, scores_key = ("turns", "survey") if dataset == "dialogues" else ("context", "scores")
             row[f"n_{turns_key}"] = None if row[turns_key] is None else len(row[turns_key])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.schema import KNOWLEDGE_STAGES, SPEAKERS, SPLITS, STAGES, STRATEGIES
+from models.schema import KNOWLEDGE_STAGES, RATING_SOURCES, RATING_SPLITS, SPEAKERS, SPLITS, STAGES, STRATEGIES
 from tasks.pii import PII_PATTERNS
 from tasks.validation_frames import _RECORD_FIELDS, _TURN_FIELDS
 
@@ -118,6 +118,13 @@ def _expectations(suite: str, *, pii_severity: str, text_min: int, text_max: int
             "criteria",
             value_set=[True],
         )
+    elif suite == "ratings":
+        one_in("source", tuple(RATING_SOURCES), "source")
+        one_in("split", RATING_SPLITS, "split")
+        text("context", 1)
+        text("response", 1)
+        add("ExpectColumnValuesToBeInSet", "has_labels", "labels is empty", "labels", value_set=[True])
+        pii("context", "response")
     elif suite.endswith("_turns"):
         add(
             "ExpectColumnValuesToBeInSet", "turn__type", "turn must be an object, got {value}", "", value_set=["object"]

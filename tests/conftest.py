@@ -10,7 +10,8 @@ import pytest
 from tasks.project import service_environment
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_ESCONV = REPO_ROOT.parent / "shared" / "data" / "esconv"
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+SHARED_ESCONV = SHARED_DATA / "esconv"
 
 # The same offline, telemetry-free environment as a real run; Prefect state stays per test project.
 for key, value in service_environment(REPO_ROOT).items():

@@ -20,7 +20,7 @@ import yaml
 
 from models.records import load_records
 from tasks import dvc_ops
-from tests.conftest import SHARED_ESCONV
+from tests.conftest import SHARED_DATA, SHARED_ESCONV
 from tests.integration.project_copy import copy_project, git, set_params
 
 needs_esconv = pytest.mark.skipif(not SHARED_ESCONV.exists(), reason="../shared/data/esconv is not beside the project")
@@ -76,6 +76,15 @@ def imported(base, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]
     return root, escrag(root, "data", "import", "esconv", str(SHARED_ESCONV))
 
 
+@pytest.fixture(scope="module")
+def rated(base, tmp_path_factory) -> tuple[Path, list[subprocess.CompletedProcess]]:
+    """EPITOME, then DiaSafety, imported from ../shared/data into one project."""
+    if not (SHARED_DATA / "epitome").exists() or not (SHARED_DATA / "diasafety").exists():
+        pytest.skip("../shared/data/epitome and diasafety are not beside the project")
+    root = Path(shutil.copytree(base, tmp_path_factory.mktemp("data-rated") / "p", symlinks=True))
+    return root, [escrag(root, "data", "import", name, str(SHARED_DATA / name)) for name in ("epitome", "diasafety")]
+
+
 KN = {"text": "Breathe slowly together.", "strategy": "Information", "stage": "any", "title": "t", "source": "s"}
 
 
@@ -109,6 +118,7 @@ def test_import_esconv_versions_pushes_and_commits_data_dvc_alone(imported):
             "knowledge": starter["knowledge"],
             "dialogues": starter["dialogues"] + 1105,
             "preferences": starter["preferences"] + len(pairs),
+            "ratings": 0,
         },
     }
     assert (root / ".dvcstore/files/md5" / md5[:2] / md5[2:]).exists(), "pushed to the remote"
@@ -118,6 +128,53 @@ def test_import_esconv_versions_pushes_and_commits_data_dvc_alone(imported):
             [sys.executable, "-m", "dvc", "status", "data.dvc"], cwd=root, capture_output=True, text=True
         ).stdout
     )
+
+
+def test_import_ratings_versions_both_corpora(rated):
+    root, (epitome, diasafety) = rated
+    assert epitome.returncode == 0, epitome.stderr
+    assert diasafety.returncode == 0, diasafety.stderr
+    assert "repeated pairs rated differently" in epitome.stderr  # EPITOME's own duplicates, said out loud
+    assert "3 records with an empty context or response skipped" in diasafety.stderr
+    records = {
+        name: [json.loads(line) for line in (root / f"data/ratings/{name}.jsonl").read_text().splitlines()]
+        for name in ("epitome", "diasafety")
+    }
+    assert f"data/ratings/epitome.jsonl: {len(records['epitome'])} records" in epitome.stdout
+    assert len(records["epitome"]) == 3023 and len(records["diasafety"]) == 11206
+    assert all(
+        set(r["labels"]) == {"emotional_reactions", "interpretations", "explorations"} for r in records["epitome"]
+    )
+    assert {r["split"] for r in records["diasafety"]} == {"train", "eval", "test"}
+    risk = [r for r in records["diasafety"] if r["split"] == "test" and "risk_ignorance" in r["labels"]]
+    assert (len(risk), sum(r["labels"]["risk_ignorance"] for r in risk)) == (193, 94)  # DiaSafety's own test counts
+    by_post: dict[str, set[str]] = {}
+    for r in records["epitome"]:
+        by_post.setdefault(r["context"], set()).add(r["split"])
+    assert all(len(splits) == 1 for splits in by_post.values()), "one seeker post, one split"
+    doc = yaml.safe_load((root / "data.dvc").read_text())
+    assert doc["meta"]["records"]["ratings"] == 3023 + 11206
+    assert git(root, "status", "--porcelain") == ""
+    assert git(root, "log", "-2", "--format=%s").splitlines() == [
+        "data: import ratings/diasafety.jsonl (11206 records)",
+        "data: import ratings/epitome.jsonl (3023 records)",
+    ]
+
+
+def test_a_bad_rating_is_rejected_naming_file_record_and_field(project, tmp_path):
+    src = tmp_path / "diasafety"
+    src.mkdir()
+    rows = [
+        {"context": "I feel low.", "response": "I hear you.", "category": "Risk Ignorance", "label": "Safe"},
+        {"context": "Nothing matters.", "response": "Cool.", "category": "Risk Ignorance", "label": "Maybe"},
+    ]
+    (src / "test.json").write_text(json.dumps(rows))
+    before = state(project)
+    result = escrag(project, "data", "import", "diasafety", str(src))
+    assert result.returncode == 2, result.stdout + result.stderr
+    reason = result.stderr.strip().splitlines()[-1]
+    assert f"{src / 'test.json'}: record 2: field 'label'" in reason and "'Maybe'" in reason, reason
+    assert state(project) == before
 
 
 @needs_esconv

@@ -33,7 +33,8 @@ def project(tmp_path: Path) -> Project:
 def test_register_sets_alias_tags_and_model_metric(project: Project, tiny_reward_model: Path) -> None:
     from mlflow import MlflowClient
 
-    from tasks.reward_registry import CHAMPION, REWARD_MODEL, register_reward_model
+    from tasks.reward_registry import register_reward_model
+    from tasks.tracking import CHAMPION, REWARD_MODEL
 
     registered = register_reward_model(project, {"heldout_pairwise_accuracy": 0.8}, model_dir=tiny_reward_model)
     client = MlflowClient()

@@ -92,6 +92,24 @@ def _valid() -> Files:
                         "rejected": "Whatever.",
                     },
                 ],
+                "ratings/rated.jsonl": [
+                    {
+                        "id": "rt-1",
+                        "source": "epitome",
+                        "context": "Nobody answers my messages anymore.",
+                        "response": "That sounds lonely. What changed?",
+                        "labels": {"emotional_reactions": 1, "interpretations": 0, "explorations": 2},
+                        "split": "train",
+                    },
+                    {
+                        "id": "rt-2",
+                        "source": "diasafety",
+                        "context": "I can't see the point of anything.",
+                        "response": "Have you tried the new cafe downtown?",
+                        "labels": {"risk_ignorance": 1},
+                        "split": "test",
+                    },
+                ],
             }
         )
     )
@@ -126,6 +144,10 @@ BREAKS = [
     ("preference score", "preferences/pairs.jsonl", 1, "pf-1", "scores.chosen", "score 7 outside [1, 5]"),
     ("street address", "preferences/pairs.jsonl", 2, "pf-2", "chosen", "street address"),
     ("chosen == rejected", "preferences/pairs.jsonl", 3, "pf-3", "chosen", "chosen and rejected are the same"),
+    ("rating level", "ratings/rated.jsonl", 1, "rt-1", "labels.explorations", "score 3 outside [0, 2]"),
+    ("fractional level", "ratings/rated.jsonl", 1, "rt-1", "labels.interpretations", "got 'fractional number'"),
+    ("unsafe label", "ratings/rated.jsonl", 2, "rt-2", "labels.risk_ignorance", "score 2 outside [0, 1]"),
+    ("rating source", "ratings/rated.jsonl", 1, "rt-1", "source", "unknown source 'reddit'"),
 ]
 
 
@@ -145,6 +167,10 @@ def _broken() -> Files:
     prefs[0]["scores"]["chosen"] = 7
     prefs[1]["chosen"] = "Come by 42 Baker Street and we can talk."
     prefs[2]["rejected"] = prefs[2]["chosen"]
+    rated = files["ratings/rated.jsonl"]
+    rated[0]["labels"] |= {"explorations": 3, "interpretations": 0.5}
+    rated[0]["source"] = "reddit"
+    rated[1]["labels"]["risk_ignorance"] = 2
     return files
 
 
@@ -174,7 +200,8 @@ def broken_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Validati
 def test_valid_data_passes(valid_run: tuple[Path, ValidationReport, dict[str, str]]) -> None:
     data_dir, report, before = valid_run
     assert report.issues == [] and report.success
-    assert report.counts == {"knowledge": 5, "dialogues": 4, "preferences": 3, "files": 5, "errors": 0, "warnings": 0}
+    counts = {"knowledge": 5, "dialogues": 4, "preferences": 3, "ratings": 2, "files": 6, "errors": 0, "warnings": 0}
+    assert report.counts == counts
     assert _snapshot(data_dir) == before  # nothing under data_dir was written
 
 
@@ -186,7 +213,7 @@ def test_report_json_and_data_docs(valid_run: tuple[Path, ValidationReport, dict
     assert report.report_json.parent / saved["data_docs"] == report.data_docs_index
     html = report.data_docs_index.read_text(encoding="utf-8")
     assert "<html" in html.lower()
-    suites = {"knowledge", "dialogues", "dialogue_turns", "preferences", "preference_turns", "scores"}
+    suites = {"knowledge", "dialogues", "dialogue_turns", "preferences", "preference_turns", "ratings", "scores"}
     assert all(suite in html for suite in suites)
     pages = (report.data_docs_index.parent / "validations").rglob("*.html")
     assert {page.relative_to(report.data_docs_index.parent / "validations").parts[0] for page in pages} == suites
