@@ -119,6 +119,11 @@ class GrpoParams(_Section):
         return rewards
 
 
+class EvaluatorsParams(_Section):
+    c: PositiveFloat = 1.0  # inverse regularisation of each logistic regression
+    min_df: PositiveInt = 2  # a word or word pair must appear in this many training texts
+
+
 class EvaluateParams(_Section):
     max_new_tokens: PositiveInt = 72
     max_dialogues: PositiveInt = 16
@@ -152,6 +157,7 @@ class Params(_Section):
     reward_model: RewardModelParams = Field(default_factory=RewardModelParams)
     sft: SftParams = Field(default_factory=SftParams)
     grpo: GrpoParams = Field(default_factory=GrpoParams)
+    evaluators: EvaluatorsParams = Field(default_factory=EvaluatorsParams)
     evaluate: EvaluateParams = Field(default_factory=EvaluateParams)
     promote: PromoteParams = Field(default_factory=PromoteParams)
     preferences: PreferencesParams = Field(default_factory=PreferencesParams)

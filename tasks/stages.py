@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tasks import build_stages, evaluate_stage, retrieval_stage, train_stages
+from tasks import build_stages, evaluate_stage, evaluators_stage, retrieval_stage, train_stages
 from tasks.project import Project
 
 StageFn = Callable[[Project], dict]
@@ -14,6 +14,7 @@ STAGES: dict[str, StageFn] = {
     "base_model": build_stages.base_model,
     "index": build_stages.index,
     "retrieval_eval": retrieval_stage.retrieval_eval,
+    "evaluators": evaluators_stage.evaluators,
     "reward_model": train_stages.reward_model,
     "sft": train_stages.sft,
     "grpo": train_stages.grpo,

@@ -9,7 +9,7 @@ from typing import Any
 
 from models.compute import gpu_peak_memory, is_main_process, process_rank
 from models.records import dialogues_of_split, load_records
-from tasks.dvc_ops import lock_dep_md5
+from tasks.dvc_ops import data_md5, lock_dep_md5
 from tasks.project import Project
 from tasks.tracking import REWARD_MODEL, log_jsonl_dataset, tracked_run
 
@@ -17,7 +17,10 @@ logger = logging.getLogger(__name__)
 
 
 def dataset_digest(project: Project, dataset: str) -> str:
-    return lock_dep_md5(project.root, "validate").get(f"data/{dataset}", "unversioned")
+    """The dataset's DVC md5 as the validate stage saw it; else (an optional dataset, which validate does not
+    name) the md5 of the whole data version."""
+    found = lock_dep_md5(project.root, "validate").get(f"data/{dataset}")
+    return found or f"data:{data_md5(project.root) or 'unversioned'}"
 
 
 def write_json(path, payload: dict[str, Any]) -> None:
