@@ -11,9 +11,10 @@ One record per rated (context, response) pair:
 - DiaSafety (Sun et al., 2022): one label per record, the snake-cased category, 1 for "Unsafe" and 0 for
   "Safe"; its own train/val/test files give the splits (val → eval).
 
-Readers raise RatingsFormatError naming the file, the record and the field. The one exception: a record
-whose context or response is empty is skipped and logged (DiaSafety's own files hold 3 of them), since
-an empty reply carries no rating to learn from.
+Readers raise RatingsFormatError naming the file, the record and the field. The exceptions are skipped
+and logged, since they carry no rating a reply-sized evaluator can learn from: a record whose context or
+response is empty (DiaSafety's files hold 3) or longer than `max_chars` (EPITOME holds 3 responses of
+4,000-9,200 characters; validation's `text_max_chars` is the limit the importer passes).
 """
 
 from __future__ import annotations
@@ -69,7 +70,11 @@ def _epitome_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             yield f"{path}: line {n}", row
 
 
-def read_epitome(folder: Path) -> list[dict[str, Any]]:
+def _too_long(record: dict[str, Any], max_chars: int | None) -> bool:
+    return max_chars is not None and max(len(record["context"]), len(record["response"])) > max_chars
+
+
+def read_epitome(folder: Path, max_chars: int | None = None) -> list[dict[str, Any]]:
     """EPITOME's three mechanism files joined per (seeker post, response) pair."""
     missing = [name for name in EPITOME_FILES.values() if not (folder / name).is_file()]
     if missing:
@@ -100,10 +105,13 @@ def read_epitome(folder: Path) -> list[dict[str, Any]]:
             record["labels"][mechanism] = min(int(level), earlier if earlier is not None else 2)
     if conflicts:
         logger.warning("EPITOME: %d repeated pairs rated differently; the lower level kept", conflicts)
-    return list(pairs.values())
+    long = [r["id"] for r in pairs.values() if _too_long(r, max_chars)]
+    if long:
+        logger.warning("EPITOME: %d pairs longer than %d characters skipped: %s", len(long), max_chars, long)
+    return [r for r in pairs.values() if not _too_long(r, max_chars)]
 
 
-def read_diasafety(folder: Path) -> list[dict[str, Any]]:
+def read_diasafety(folder: Path, max_chars: int | None = None) -> list[dict[str, Any]]:
     """DiaSafety's train/val/test files, every category, with their own splits."""
     found = [(folder / name, split) for name, split in DIASAFETY_FILES.items() if (folder / name).is_file()]
     if not found:
@@ -139,7 +147,10 @@ def read_diasafety(folder: Path) -> list[dict[str, Any]]:
             )
     if skipped:
         logger.warning("DiaSafety: %d records with an empty context or response skipped: %s", len(skipped), skipped)
-    return records
+    long = [r["id"] for r in records if _too_long(r, max_chars)]
+    if long:
+        logger.warning("DiaSafety: %d records longer than %d characters skipped: %s", len(long), max_chars, long)
+    return [r for r in records if not _too_long(r, max_chars)]
 
 
 READERS = {"epitome": read_epitome, "diasafety": read_diasafety}

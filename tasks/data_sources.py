@@ -153,12 +153,13 @@ def _write_records(dataset: str, records: list[dict[str, Any]], out: Path, label
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in redacted), encoding="utf-8")
 
 
-def ratings_files(source: str, path: Path, workdir: Path, name: str | None = None) -> list[NewFile]:
-    """EPITOME or DiaSafety converted (models.ratings) into ratings/NAME.jsonl (NAME defaults to the source)."""
+def ratings_files(project: Project, source: str, path: Path, workdir: Path, name: str | None = None) -> list[NewFile]:
+    """EPITOME or DiaSafety converted (models.ratings) into ratings/NAME.jsonl (NAME defaults to the source);
+    texts longer than validation allows are skipped (and logged) rather than failing the whole corpus."""
     from models.ratings import READERS, RatingsFormatError
 
     try:
-        records = READERS[source](path)
+        records = READERS[source](path, max_chars=project.params.validate_.text_max_chars)
     except (RatingsFormatError, OSError) as exc:
         raise DataRejected(str(path), 0, f"cannot convert {source}: {exc}") from None
     target = check_name(f"{name or source}.jsonl", f"ratings/{name or source}.jsonl")
@@ -193,4 +194,4 @@ def import_files(project: Project, source: str, path: Path, workdir: Path, name:
     """A public corpus converted into escrag datasets: esconv, epitome or diasafety."""
     if source == "esconv":
         return esconv_files(project, path, workdir, name)
-    return ratings_files(source, path, workdir, name)
+    return ratings_files(project, source, path, workdir, name)

@@ -135,29 +135,31 @@ def test_import_ratings_versions_both_corpora(rated):
     assert epitome.returncode == 0, epitome.stderr
     assert diasafety.returncode == 0, diasafety.stderr
     assert "repeated pairs rated differently" in epitome.stderr  # EPITOME's own duplicates, said out loud
+    assert "3 pairs longer than 4000 characters skipped" in epitome.stderr
     assert "3 records with an empty context or response skipped" in diasafety.stderr
     records = {
         name: [json.loads(line) for line in (root / f"data/ratings/{name}.jsonl").read_text().splitlines()]
         for name in ("epitome", "diasafety")
     }
     assert f"data/ratings/epitome.jsonl: {len(records['epitome'])} records" in epitome.stdout
-    assert len(records["epitome"]) == 3023 and len(records["diasafety"]) == 11206
+    assert len(records["epitome"]) == 3020 and len(records["diasafety"]) == 11206
     assert all(
         set(r["labels"]) == {"emotional_reactions", "interpretations", "explorations"} for r in records["epitome"]
     )
     assert {r["split"] for r in records["diasafety"]} == {"train", "eval", "test"}
     risk = [r for r in records["diasafety"] if r["split"] == "test" and "risk_ignorance" in r["labels"]]
-    assert (len(risk), sum(r["labels"]["risk_ignorance"] for r in risk)) == (193, 94)  # DiaSafety's own test counts
+    # DiaSafety test: 193 risk_ignorance replies, 94 unsafe; one safe reply is empty and skipped
+    assert (len(risk), sum(r["labels"]["risk_ignorance"] for r in risk)) == (192, 94)
     by_post: dict[str, set[str]] = {}
     for r in records["epitome"]:
         by_post.setdefault(r["context"], set()).add(r["split"])
     assert all(len(splits) == 1 for splits in by_post.values()), "one seeker post, one split"
     doc = yaml.safe_load((root / "data.dvc").read_text())
-    assert doc["meta"]["records"]["ratings"] == 3023 + 11206
+    assert doc["meta"]["records"]["ratings"] == 3020 + 11206
     assert git(root, "status", "--porcelain") == ""
     assert git(root, "log", "-2", "--format=%s").splitlines() == [
         "data: import ratings/diasafety.jsonl (11206 records)",
-        "data: import ratings/epitome.jsonl (3023 records)",
+        "data: import ratings/epitome.jsonl (3020 records)",
     ]
 
 
