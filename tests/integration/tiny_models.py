@@ -35,7 +35,7 @@ def save_tiny_reward_model(folder: Path, layers: int = 1, max_length: int = 64) 
 
 # A whole retrain in minutes: the settings of the whole-flow tests.
 TINY_RUN = {
-    "reward_model": {"epochs": 1, "max_length": 96, "batch_size": 16},
+    "reward_model": {"epochs": 1, "max_length": 96, "batch_size": 16, "rehearsal_per_dialogue": 2},
     "sft": {"steps": 2},
     "grpo": {
         "max_steps": 3,
