@@ -2,6 +2,10 @@
 
 The prompt ends with the assistant turn already opened by `<think>\\n` (as R1-style templates do), so
 every completion starts inside the reasoning block and must close it before the reply.
+
+A model that was never taught the `<think>` form (the base model, any outside chat model) is prompted in
+its own chat format instead (`build_chat_prompt`): the same dialogue turns, no guidance and no reasoning
+block, so that it does reply. Evaluation picks the form per model (`PROMPT_STYLES`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,12 @@ SYSTEM_INSTRUCTION = (
     "them to immediate help such as a crisis line or emergency services.\n"
     "Form: <think>reasoning</think>\nreply"
 )
+
+CHAT_INSTRUCTION = (
+    "You are a warm, professional emotional-support counselor. Write one short, caring reply to the seeker. "
+    "If the seeker may harm themselves, point them to immediate help such as a crisis line or emergency services."
+)
+PROMPT_STYLES = ("think", "chat")  # escrag policies | models without the <think> form
 
 # Passages are cut to this many words in the prompt to keep CPU steps short; rewards see them whole.
 PROMPT_PASSAGE_WORDS = 40
@@ -52,3 +62,10 @@ def build_prompt(tokenizer, turns: Sequence[Turn], passages: Sequence[dict[str, 
     """The full prompt text, chat template applied and the think block opened."""
     text = tokenizer.apply_chat_template(build_messages(turns, passages), tokenize=False, add_generation_prompt=True)
     return text + THINK_OPEN
+
+
+def build_chat_prompt(tokenizer, turns: Sequence[Turn]) -> str:
+    """The plain chat prompt for a model without the `<think>` form: instruction and dialogue only."""
+    user = f"Conversation so far:\n{render_turns(turns)}\n\nReply as the supporter."
+    messages = [{"role": "system", "content": CHAT_INSTRUCTION}, {"role": "user", "content": user}]
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
