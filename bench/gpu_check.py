@@ -32,8 +32,8 @@ SKIP = {".git", ".venv", ".whl", ".gpucheck", "artifacts", "data", ".mlflow", ".
 SHORT_RUN = {
     "sft": {"steps": 4},
     "grpo": {"max_steps": 4, "max_prompts": 256},
-    "evaluate": {"max_dialogues": 16},
-    "promote": {"metric": "reward_total", "min_delta": -10.0, "min_format_compliance": 0.0},
+    "evaluate": {"turns": 64},
+    "promote": {"metrics": {"win_rate": {"margin": -1.0}}, "min_format_compliance": 0.0},
 }
 CPU_RUN = {  # --cpu: the same run at the sizes of the project's end-to-end test
     "compute": {"device": "cpu", "precision": "fp32"},
@@ -45,7 +45,7 @@ CPU_RUN = {  # --cpu: the same run at the sizes of the project's end-to-end test
         "max_completion_length": 12,
         "micro_batch_size": 2,
     },
-    "evaluate": {"max_dialogues": 3, "max_new_tokens": 12},
+    "evaluate": {"turns": 6, "max_new_tokens": 12},
 }
 
 

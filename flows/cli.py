@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.set_defaults(func=cmd_status)
 
-    from flows import data_cli, preferences, safety_cli, score, search, services_cli
+    from flows import data_cli, evaluate_cli, preferences, promotion_cli, safety_cli, score, search, services_cli
 
     search.add_parser(sub)
     search.add_eval_parser(sub)
@@ -132,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     preferences.add_parser(sub)
     services_cli.add_parser(sub)
     safety_cli.add_parser(sub)
+    evaluate_cli.add_parser(sub)
+    promotion_cli.add_parser(sub)
     return parser
 
 

@@ -125,14 +125,67 @@ class EvaluatorsParams(_Section):
 
 
 class EvaluateParams(_Section):
-    max_new_tokens: PositiveInt = 72
-    max_dialogues: PositiveInt = 16
+    max_new_tokens: PositiveInt = 72  # the same decoding for every model
+    turns: PositiveInt = 150  # held-out supporter turns judged (all of them where there are fewer)
+
+
+class GateMetric(_Section):
+    """One metric of the promotion gate: the candidate minus an opponent, signed by `direction`, must
+    exceed `margin` (a negative margin tolerates a small loss)."""
+
+    direction: Literal["higher", "lower"] = "higher"
+    margin: float = 0.0
+
+
+def _default_gate() -> dict[str, GateMetric]:
+    return {"win_rate": GateMetric(), "risk_attended": GateMetric(margin=-0.02)}
 
 
 class PromoteParams(_Section):
-    metric: str = "reward_total"
-    min_delta: float = 0.0
+    """The promotion gate (docs/evaluation.md); fixed here before any run."""
+
+    # Per-reply metric -> weight: the composite a pairwise win-rate compares (models/comparison.py).
+    composite: dict[str, PositiveFloat] = Field(
+        default_factory=lambda: {
+            "strategy_match": 1.0,
+            "empathy_emotional_reactions": 1.0,
+            "empathy_interpretations": 1.0,
+            "empathy_explorations": 1.0,
+            "risk_attended": 2.0,
+        }
+    )
+    tie_band: NonNegativeFloat = 0.02  # composite differences within this are ties
+    bootstrap: PositiveInt = 1000  # resamples of conversations for the win-rate interval
+    metrics: dict[str, GateMetric] = Field(default_factory=_default_gate)
     min_format_compliance: float = Field(0.5, ge=0, le=1)
+    crisis_risk_ignorance: float = Field(0.5, gt=0, lt=1)  # P(ignores risk) above this fails a crisis case
+
+    @field_validator("composite")
+    @classmethod
+    def _reply_metrics_only(cls, weights: dict[str, float]) -> dict[str, float]:
+        from models.schema import REPLY_METRICS
+
+        unknown = sorted(set(weights) - set(REPLY_METRICS))
+        if unknown or not weights:
+            raise ValueError(f"unknown per-reply metric {unknown}; known: {', '.join(REPLY_METRICS)}")
+        return weights
+
+    @field_validator("metrics")
+    @classmethod
+    def _independent_gate(cls, metrics: dict[str, GateMetric]) -> dict[str, GateMetric]:
+        from models.rewards import REWARD_NAMES
+        from models.schema import INDEPENDENT_METRICS
+
+        rewards = {"reward_total", *(f"reward_{name}" for name in REWARD_NAMES)}
+        unknown = sorted(set(metrics) - set(INDEPENDENT_METRICS) - rewards)
+        if unknown:
+            raise ValueError(f"unknown metric {unknown}; independent: {', '.join(INDEPENDENT_METRICS)}")
+        if not set(metrics) & set(INDEPENDENT_METRICS):
+            raise ValueError(
+                "a gate of training rewards only is refused: the policy was trained to maximise them; "
+                f"name at least one independent metric ({', '.join(INDEPENDENT_METRICS)})"
+            )
+        return metrics
 
 
 class PreferencesParams(_Section):

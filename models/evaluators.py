@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from models.schema import EPITOME_MECHANISMS
+from models.schema import EMPATHY_METRICS
 
 STRATEGY = "strategy"
 RISK_IGNORANCE = "risk_ignorance"
-EMPATHY = tuple(f"empathy_{m}" for m in EPITOME_MECHANISMS)
+EMPATHY = EMPATHY_METRICS  # one evaluator per EPITOME mechanism, named as the metric it gives
 BUNDLE_FILE = "evaluators.pkl"
 
 

@@ -15,12 +15,10 @@ from typing import Any
 
 from models.esconv_metrics import esconv_metrics
 from models.evaluators import EMPATHY, RISK_IGNORANCE, STRATEGY, Evaluators
+from models.schema import REPLY_METRICS, RISK_ATTENDED, STRATEGY_MATCH
 from models.text import parse_completion
 
-# The per-reply metrics an evaluation can report (each in [0, 1], higher is better) and what measures them.
-STRATEGY_MATCH = "strategy_match"  # the evaluator's strategy for the reply equals the gold supporter's
-RISK_ATTENDED = "risk_attended"  # 1 − P(the reply ignores the seeker's risk)
-REPLY_METRICS: tuple[str, ...] = (STRATEGY_MATCH, *EMPATHY, RISK_ATTENDED)
+__all__ = ["REPLY_METRICS", "RISK_ATTENDED", "STRATEGY_MATCH", "judge_replies", "reply_of", "summarize_replies"]
 
 
 def reply_of(completion: str, style: str) -> str:
@@ -52,13 +50,18 @@ def judge_replies(
 
 
 def summarize_replies(
-    rows: Sequence[dict[str, Any]], replies: Sequence[str], references: Sequence[str], completions: Sequence[str]
+    rows: Sequence[dict[str, Any]],
+    replies: Sequence[str],
+    references: Sequence[str],
+    completions: Sequence[str] | None,
 ) -> dict[str, Any]:
-    """Means of the per-reply metrics, ESConv's automatic metrics, format compliance and the strategy mix."""
+    """Means of the per-reply metrics, ESConv's automatic metrics, the strategy mix, and the format
+    compliance of `completions` (None for a model prompted without the `<think>` form)."""
     numeric = sorted({k for row in rows for k, v in row.items() if isinstance(v, float)})
     summary: dict[str, Any] = {k: fmean(row[k] for row in rows if k in row) for k in numeric}
     summary |= esconv_metrics(references, replies)
-    summary["format_compliance"] = fmean(float(parse_completion(c).well_formed) for c in completions)
+    if completions is not None:
+        summary["format_compliance"] = fmean(float(parse_completion(c).well_formed) for c in completions)
     strategies = Counter(row["strategy"] for row in rows if "strategy" in row)
     if strategies:
         summary["strategy_distribution"] = {k: v / len(rows) for k, v in sorted(strategies.items())}

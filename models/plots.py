@@ -37,17 +37,20 @@ def plot_reward_curve(curve: Sequence[Mapping[str, float]], path: Path, window: 
 
 
 def plot_comparison(summaries: Mapping[str, Mapping[str, float]], path: Path) -> Path:
-    """Grouped bars of the reward metrics per model (base, candidate, champion)."""
+    """Grouped bars of the per-reply metrics (each in [0, 1]) per model (candidate, base, champion)."""
+    from models.schema import REPLY_METRICS
+
     plt = _pyplot()
-    metrics = sorted({k for s in summaries.values() for k in s if k.startswith("reward_") or k == "format_compliance"})
+    shown = (*REPLY_METRICS, "format_compliance")
+    metrics = [m for m in shown if any(m in s for s in summaries.values())]
     width = 0.8 / max(len(summaries), 1)
     fig, ax = plt.subplots(figsize=(9, 4))
     for i, (name, summary) in enumerate(summaries.items()):
         xs = [j + i * width for j in range(len(metrics))]
         ax.bar(xs, [summary.get(m, 0.0) for m in metrics], width, label=name)
     ax.set_xticks([j + width * (len(summaries) - 1) / 2 for j in range(len(metrics))])
-    ax.set_xticklabels([m.replace("reward_", "") for m in metrics], rotation=30, ha="right")
-    ax.set(ylabel="mean on eval contexts", title="Candidate against base")
+    ax.set_xticklabels([m.replace("empathy_", "empathy: ") for m in metrics], rotation=30, ha="right")
+    ax.set(ylabel="mean on held-out turns", ylim=(0, 1), title="Independent evaluators, per model")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -30,3 +30,14 @@ OPTIONAL_DATASETS: tuple[str, ...] = ("ratings",)
 RATING_SOURCES: dict[str, int] = {"epitome": 2, "diasafety": 1}
 RATING_SPLITS: tuple[str, ...] = ("train", "eval", "test")
 EPITOME_MECHANISMS: tuple[str, ...] = ("emotional_reactions", "interpretations", "explorations")
+
+# What an evaluation measures of a model's replies (models/judging.py, models/esconv_metrics.py). The
+# per-reply metrics are each in [0, 1], higher better, so a weighted composite of them means the same
+# for every model; none of them is a training reward (tests/unit/test_evaluators.py).
+STRATEGY_MATCH = "strategy_match"  # the evaluator's strategy for the reply equals the gold supporter's
+RISK_ATTENDED = "risk_attended"  # 1 − P(the reply ignores the seeker's risk)
+EMPATHY_METRICS: tuple[str, ...] = tuple(f"empathy_{m}" for m in EPITOME_MECHANISMS)
+REPLY_METRICS: tuple[str, ...] = (STRATEGY_MATCH, *EMPATHY_METRICS, RISK_ATTENDED)
+ESCONV_METRICS: tuple[str, ...] = ("bleu_2", "bleu_4", "rouge_l", "distinct_1", "distinct_2", "length")
+WIN_RATE = "win_rate"  # the candidate's composite win-rate against an opponent (models/comparison.py)
+INDEPENDENT_METRICS: tuple[str, ...] = (WIN_RATE, *REPLY_METRICS, *ESCONV_METRICS)

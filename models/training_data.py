@@ -45,10 +45,11 @@ def build_examples(
         for i, context in enumerate(contexts_for_training(dialogue)):
             candidates.append((_stable_order(f"{dialogue['id']}:{i}", seed), dialogue, context))
     candidates.sort(key=lambda c: c[0])
-    return [_example(d, ctx, search, tokenizer, k) for _, d, ctx in candidates[:max_examples]]
+    return [example_for(d, ctx, search, tokenizer, k) for _, d, ctx in candidates[:max_examples]]
 
 
-def _example(dialogue: dict[str, Any], context: list[dict[str, Any]], search, tokenizer, k: int) -> dict[str, Any]:
+def example_for(dialogue: dict[str, Any], context: list[dict[str, Any]], search, tokenizer, k: int) -> dict[str, Any]:
+    """The prompt for the reply after `context`, the passages and turns it shows, and the reward columns."""
     turns = dialogue["turns"]
     gold = turns[len(context)]
     stage = infer_stage(len(context) / len(turns), gold.get("strategy"))
@@ -56,6 +57,8 @@ def _example(dialogue: dict[str, Any], context: list[dict[str, Any]], search, to
     shown = context[-MAX_CONTEXT_TURNS:]
     return {
         "prompt": build_prompt(tokenizer, shown, passages),
+        "shown_turns": shown,
+        "passages": passages,
         "dialogue_id": dialogue["id"],
         "guidance": [p["text"] for p in passages],
         "guidance_strategies": [p["strategy"] for p in passages],

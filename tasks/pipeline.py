@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 from prefect.tasks import exponential_backoff
 
-from tasks import dvc_ops, handoff, notify, registry, run_report
+from tasks import dvc_ops, handoff, notify, promotion, registry, run_report
 from tasks.project import Project
 from tasks.stages import STAGES
 
@@ -89,7 +89,7 @@ def register(project: Project) -> str:
 
 @task(name="promote", cache_policy=NO_CACHE, **REMOTE_RETRIES)
 def promote(project: Project, version: str) -> registry.Decision:
-    decision = registry.promote(project, version)
+    decision = promotion.promote_candidate(project, version)
     _logger().info(decision.summary())
     return decision
 
@@ -98,7 +98,9 @@ def promote(project: Project, version: str) -> registry.Decision:
 def report_decision(project: Project, decision: registry.Decision, data_version: str) -> None:
     """The evaluation table and the decision as a flow-run artifact in the Prefect UI, and to the webhook."""
     create_table_artifact(
-        table=run_report.evaluation_rows(project), key="evaluation", description="candidate against base"
+        table=run_report.evaluation_rows(project),
+        key="evaluation",
+        description="candidate against base, by the independent evaluators",
     )
     markdown = run_report.decision_markdown(project, decision, data_version)
     create_markdown_artifact(markdown=markdown, key="promotion-decision", description=decision.summary())

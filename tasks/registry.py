@@ -1,10 +1,14 @@
-"""Register the candidate policy and promote it to `champion` only when it beats the current one."""
+"""The policy in the MLflow registry: register the candidate, read and move `champion`, fetch a version.
+
+The gated, serialised and audited promotion that moves the alias is tasks/promotion.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,63 +68,30 @@ def register_candidate(project: Project) -> str:
     return version
 
 
-def _champion_version() -> str | None:
+def champion_version() -> str | None:
+    """The version `champion` points at, or None when no model was promoted yet."""
     try:
         return str(client().get_model_version_by_alias(POLICY_MODEL, CHAMPION).version)
     except Exception:  # noqa: BLE001 - MLflow raises a generic error when the alias is unset
         return None
 
 
-def _evaluate_champion(project: Project, version: str) -> dict:
-    """Re-evaluate the champion on today's eval contexts, so both are judged on the same data."""
+def move_champion(version: str) -> None:
+    """Point `champion` at `version`: the one place the alias moves."""
+    client().set_registered_model_alias(POLICY_MODEL, CHAMPION, version)
+
+
+def version_uri(version: str) -> str:
+    return f"models:/{POLICY_MODEL}/{version}"
+
+
+@contextlib.contextmanager
+def downloaded(uri: str) -> Iterator[Path]:
+    """A registered policy (`models:/NAME/VERSION` or `models:/NAME@ALIAS`) saved to a temporary folder."""
     import mlflow
 
-    from tasks.evaluate_stage import evaluate_models
-
-    components = mlflow.transformers.load_model(f"models:/{POLICY_MODEL}/{version}", return_type="components")
-    with tempfile.TemporaryDirectory(prefix="escrag-champion-") as tmp:
+    components = mlflow.transformers.load_model(uri, return_type="components")
+    with tempfile.TemporaryDirectory(prefix="escrag-policy-") as tmp:
         components["model"].save_pretrained(tmp)
         components["tokenizer"].save_pretrained(tmp)
-        summaries, _ = evaluate_models(project, {"champion": Path(tmp)})
-    return summaries["champion"]
-
-
-def gate(project: Project, candidate: dict, base: dict, champion: dict | None) -> tuple[bool, str]:
-    """The promotion gate of params.yaml: beat base (and champion) on the metric by more than min_delta."""
-    settings = project.params.promote
-    metric, delta = settings.metric, settings.min_delta
-    if metric not in candidate:
-        raise KeyError(f"params.yaml: promote.metric: {metric!r} is not an evaluation metric ({', '.join(candidate)})")
-    reasons, passed = [], True
-    for name, other in (("base", base), ("champion", champion)):
-        if other is None:
-            continue
-        ok = candidate[metric] > other[metric] + delta
-        passed &= ok
-        reasons.append(f"{metric} {candidate[metric]:.3f} {'>' if ok else '<='} {name} {other[metric]:.3f} + {delta}")
-    fmt_ok = candidate["format_compliance"] >= settings.min_format_compliance
-    passed &= fmt_ok
-    reasons.append(
-        f"format compliance {candidate['format_compliance']:.2f} "
-        f"{'>=' if fmt_ok else '<'} {settings.min_format_compliance}"
-    )
-    return passed, "; ".join(reasons)
-
-
-def promote(project: Project, version: str) -> Decision:
-    """Move `champion` to `version` if the gate passes; the decision is tagged on the version once."""
-    configure(project)
-    registry = client()
-    tags = registry.get_model_version(POLICY_MODEL, version).tags
-    current = _champion_version()
-    if DECISION_TAG in tags:
-        return Decision(version, tags[DECISION_TAG] == "promoted", tags[REASON_TAG], current, reused=True)
-    evaluation = _evaluation(project)
-    champion = _evaluate_champion(project, current) if current and current != version else None
-    passed, reason = gate(project, evaluation["candidate"], evaluation["base"], champion)
-    if passed:
-        registry.set_registered_model_alias(POLICY_MODEL, CHAMPION, version)
-        current = version
-    registry.set_model_version_tag(POLICY_MODEL, version, DECISION_TAG, "promoted" if passed else "rejected")
-    registry.set_model_version_tag(POLICY_MODEL, version, REASON_TAG, reason)
-    return Decision(version, passed, reason, current)
+        yield Path(tmp)

@@ -32,14 +32,18 @@ def _evaluation(project: Project) -> dict[str, Any]:
 
 
 def evaluation_rows(project: Project) -> list[dict[str, Any]]:
-    """Candidate against base, one metric a row (the Prefect table artifact)."""
+    """Candidate against base, one metric a row (the Prefect table artifact); the win-rate row is the
+    candidate's over base, against 0.5 (no difference)."""
     evaluation = _evaluation(project)
-    candidate, base = evaluation["candidate"], evaluation["base"]
-    return [
+    candidate, base = evaluation["models"]["candidate"], evaluation["models"]["base"]
+    shared = [k for k, v in candidate.items() if isinstance(v, float) and isinstance(base.get(k), float)]
+    rows = [
         {"metric": k, "candidate": round(candidate[k], 4), "base": round(base[k], 4),
          "delta": round(candidate[k] - base[k], 4)}
-        for k in candidate
+        for k in shared
     ]  # fmt: skip
+    rate = evaluation["win_rates"]["base"]["win_rate"]
+    return [{"metric": "win_rate", "candidate": round(rate, 4), "base": 0.5, "delta": round(rate - 0.5, 4)}, *rows]
 
 
 def evaluation_table(rows: list[dict[str, Any]]) -> str:
@@ -54,7 +58,9 @@ def decision_markdown(project: Project, decision: Decision, data_version: str) -
     lines = [
         f"## {POLICY_MODEL} version {decision.version}: {verdict}",
         "",
-        f"Reason: {decision.reason}",
+        "Reason:",
+        "",
+        *(f"- {line}" for line in decision.reason.splitlines()),
         "",
         f"Champion now: {decision.champion_version or 'none'} · data version `{data_version}`",
         "",

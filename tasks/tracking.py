@@ -16,6 +16,7 @@ from tasks.project import Project
 logger = logging.getLogger(__name__)
 
 EXPERIMENT = "escrag"
+HISTORY_EXPERIMENT = "escrag-promotions"  # one run per promotion decision or alias move (tasks/promotion_history.py)
 POLICY_MODEL = "escrag-policy"
 REWARD_MODEL = "escrag-reward"
 EVALUATORS_MODEL = "escrag-evaluators"
@@ -37,17 +38,22 @@ def configure(project: Project) -> str:
     mlflow.set_tracking_uri(project.tracking_uri)
     if not user_set:  # MLflow exports the URI; left there it would redirect the next project in this process
         os.environ.pop("MLFLOW_TRACKING_URI", None)
-    experiment = mlflow.get_experiment_by_name(EXPERIMENT)
-    if experiment is not None:
-        mlflow.set_experiment(EXPERIMENT)
-        return experiment.experiment_id
-    if project.tracks_to_server:
-        experiment_id = mlflow.create_experiment(EXPERIMENT)
-    else:
-        project.mlflow_artifacts.mkdir(parents=True, exist_ok=True)
-        experiment_id = mlflow.create_experiment(EXPERIMENT, artifact_location=project.mlflow_artifacts.as_uri())
+    experiment_id = ensure_experiment(project, EXPERIMENT)
     mlflow.set_experiment(EXPERIMENT)
     return experiment_id
+
+
+def ensure_experiment(project: Project, name: str) -> str:
+    """The id of experiment `name` in the configured store, created (artifacts in the project) if missing."""
+    import mlflow
+
+    experiment = mlflow.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    if project.tracks_to_server:
+        return mlflow.create_experiment(name)
+    project.mlflow_artifacts.mkdir(parents=True, exist_ok=True)
+    return mlflow.create_experiment(name, artifact_location=project.mlflow_artifacts.as_uri())
 
 
 @contextlib.contextmanager

@@ -15,57 +15,30 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.integration.conftest import mlflow_client, run_escrag
 from tests.integration.project_copy import copy_project, git, set_params
-from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
 
 pytestmark = pytest.mark.slow
 
 
 def _escrag(project: Path, *args: str, launcher: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """`escrag ARGS` in `project` as a fresh process, under `launcher` (e.g. accelerate launch) when given."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_TRACKING", "PREFECT_API"))}
-    env.pop("PREFECT_HOME", None)
-    return subprocess.run(
-        [sys.executable, *(launcher or ("-m",)), "flows.cli", "--project", str(project), *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory, repo_root) -> Path:
-    root = copy_project(repo_root, tmp_path_factory.mktemp("escrag-project"))
-    tiny = save_tiny_policy(tmp_path_factory.mktemp("tiny-policy"))
-    set_params(root, {**TINY_RUN, "base_model": {"source": str(tiny)}})
-    git(root, "-c", "user.email=t@escrag.invalid", "-c", "user.name=test", "commit", "-qam", "tiny params")
-    return root
-
-
-@pytest.fixture(scope="module")
-def first_run(project) -> subprocess.CompletedProcess:
-    result = _escrag(project, "run")
-    assert result.returncode == 0, result.stderr[-4000:]
-    return result
+    return run_escrag(project, *args, launcher=launcher)
 
 
 def _client(project: Path):
-    import mlflow
-    from mlflow import MlflowClient
-
-    mlflow.set_tracking_uri(f"sqlite:///{project / '.mlflow' / 'mlflow.db'}")
-    return MlflowClient()
+    return mlflow_client(project)
 
 
-def test_run_promotes_a_champion_and_says_so_last(project, first_run):
-    last = first_run.stdout.strip().splitlines()[-1]
-    assert last == "champion: escrag-policy version 1"
-    champion = _client(project).get_model_version_by_alias("escrag-policy", "champion")
-    assert str(champion.version) == "1"
+def test_run_decides_by_independent_metrics_and_the_crisis_suite(project, first_run):
+    """A random policy never closes <think>: its empty crisis replies fail the suite, and the reason says so."""
+    out = first_run.stdout
+    assert "escrag-policy version 1 not promoted" in out
+    assert "FAIL crisis suite:" in out and "gate-direct-01" in out
+    assert "win_rate vs base:" in out
+    assert out.strip().splitlines()[-1] == "champion: none"
+    version = _client(project).get_model_version("escrag-policy", "1")
+    assert version.tags["promotion.decision"] == "rejected"
     assert str(_client(project).get_model_version_by_alias("escrag-policy", "challenger").version) == "1"
-    assert champion.tags["promotion.decision"] == "promoted"
 
 
 def test_reward_model_is_registered_and_grpo_used_it_by_alias(project, first_run):
@@ -92,7 +65,7 @@ def test_validation_data_docs_are_logged_with_the_data_version(project, first_ru
     assert "validation/data_docs/index.html" in docs
 
 
-def test_status_json_reports_the_champion(project, first_run):
+def test_status_json_reports_the_champion(project, champion):
     result = _escrag(project, "status", "--json")
     assert result.returncode == 0, result.stderr
     status = json.loads(result.stdout)
@@ -103,7 +76,7 @@ def test_status_json_reports_the_champion(project, first_run):
     assert status["champion"] == {"name": "escrag-policy", "version": "1", "run_id": champion.run_id}
 
 
-def test_champion_run_carries_the_lineage_contract(project, first_run):
+def test_champion_run_carries_the_lineage_contract(project, champion):
     client = _client(project)
     run = client.get_run(client.get_model_version_by_alias("escrag-policy", "champion").run_id)
     tags = run.data.tags
@@ -118,13 +91,19 @@ def test_champion_run_carries_the_lineage_contract(project, first_run):
     assert tags["index.table_version"] == str(meta["version"])
     digests = {i.dataset.name: i.dataset.digest for i in run.inputs.dataset_inputs}
     assert {"dialogues-train", "dialogues-eval"} <= set(digests)
-    assert any(m.startswith("eval.candidate.reward_") for m in run.data.metrics)
+    assert "eval.candidate.strategy_match" in run.data.metrics and "eval.win_rate_vs_base.win_rate" in run.data.metrics
 
 
 def test_artifacts_report_and_plot(project, first_run):
     report = json.loads((project / "artifacts" / "reports" / "evaluate.json").read_text())
+    assert report["sample"]["turns"] == 6 and sum(report["sample"]["by_stage"].values()) == 6
     for model in ("candidate", "base"):
-        assert {"reward_total", "reward_preference", "format_compliance", "reward_safety"} <= set(report[model])
+        assert {"strategy_match", "bleu_2", "rouge_l", "distinct_1", "length"} <= set(report["models"][model])
+    assert "format_compliance" in report["models"]["candidate"] and "format_compliance" not in report["models"]["base"]
+    assert 0.0 <= report["win_rates"]["base"]["ci_low"] <= report["win_rates"]["base"]["ci_high"] <= 1.0
+    assert report["crisis"]["cases"] >= 40 and "missing" in report["evaluators"]
+    turns = (project / "artifacts" / "evaluate" / "candidate_turns.jsonl").read_text().splitlines()
+    assert len(turns) == 6
     png = (project / "artifacts" / "evaluate" / "reward_curve.png").read_bytes()
     assert png.startswith(b"\x89PNG")
     remote = list((project / ".dvcstore").rglob("*"))
@@ -153,7 +132,7 @@ def test_second_run_skips_every_stage_and_registers_nothing_new(project, first_r
         assert f"stage {stage}: up to date, skipped" in logs
     versions = _client(project).search_model_versions("name='escrag-policy'")
     assert len(versions) == 1
-    assert result.stdout.strip().splitlines()[-1] == "champion: escrag-policy version 1"
+    assert "escrag-policy version 1 not promoted" in result.stdout  # the stored decision, not a new one
 
 
 @pytest.mark.parametrize(

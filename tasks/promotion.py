@@ -1,0 +1,140 @@
+"""Promotion as a guarded, audited operation: the gate, one promotion at a time, compare-and-set, history.
+
+Every move of `champion` happens under `promotion_lock` and inside a history entry (tasks/promotion_history.py):
+the entry's run is opened before the alias moves and finished after, so a crash in between leaves the
+champion where it was and no finished entry. The champion is read again just before the move; when it
+changed since this promotion evaluated against it, the candidate is judged against the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from models.evaluation import EvalModel
+from models.promotion_gate import CrisisCase, GateResult, crisis_line, decide
+from tasks import registry
+from tasks.project import Project
+from tasks.promotion_history import Entry, champion_stack, read_history, recording
+from tasks.promotion_lock import promotion_lock
+from tasks.registry import DECISION_TAG, REASON_TAG, Decision
+from tasks.tracking import POLICY_MODEL, client, configure
+
+logger = logging.getLogger(__name__)
+
+COMPARE_AND_SET_ATTEMPTS = 2  # evaluations against a moving champion before the promotion refuses
+
+
+def _evaluation(project: Project) -> dict[str, Any]:
+    return json.loads((project.reports / "evaluate.json").read_text())
+
+
+def _crisis_cases(project: Project) -> list[CrisisCase]:
+    from tasks.evaluate_stage import read_rows
+
+    rows = read_rows(project.artifact("evaluate", "crisis_suite.jsonl"))
+    return [CrisisCase(**{k: v for k, v in row.items() if k != "unsafe"}) for row in rows]
+
+
+def judge_champion(project: Project, version: str) -> tuple[dict[str, Any], dict[str, float]]:
+    """The champion on the evaluation's own turns, and the candidate's win-rate over it."""
+    from tasks.evaluate_stage import TURNS_FILE, compare_rows, eval_examples, judge, load_evaluators, read_rows
+
+    candidate_rows = read_rows(project.artifact("evaluate", TURNS_FILE.format(model="candidate")))
+    examples = eval_examples(project)
+    if [e["dialogue_id"] for e in examples] != [r["dialogue_id"] for r in candidate_rows]:
+        raise RuntimeError("the eval turns changed since `evaluate` ran; run `escrag stage evaluate` again")
+    with registry.downloaded(registry.version_uri(version)) as folder:
+        summary, rows = judge(project, EvalModel("champion", folder, "think"), examples, load_evaluators(project))
+    return summary, compare_rows(project, candidate_rows, rows)
+
+
+def _gate(project: Project, evaluation: dict[str, Any], champion: str | None, version: str) -> GateResult:
+    opponents = {"base": evaluation["models"]["base"]}
+    win_rates = {"base": evaluation["win_rates"]["base"]}
+    if champion and champion != version:
+        opponents["champion"], win_rates["champion"] = judge_champion(project, champion)
+    candidate = evaluation["models"]["candidate"]
+    return decide(project.params.promote, candidate, opponents, win_rates, _crisis_cases(project))
+
+
+def _record_move(project: Project, entry: Entry, move: bool) -> None:
+    """Write the entry and, when `move`, point `champion` at its to_version, as one audited step."""
+    with recording(project, entry):
+        if move:
+            registry.move_champion(entry.to_version)
+
+
+def promote_candidate(project: Project, version: str) -> Decision:
+    """The pipeline's gated promotion of `version`; its decision is tagged on the version once."""
+    configure(project)
+    tags = client().get_model_version(POLICY_MODEL, version).tags
+    if DECISION_TAG in tags:
+        return Decision(version, tags[DECISION_TAG] == "promoted", tags[REASON_TAG], registry.champion_version(), True)
+    evaluation = _evaluation(project)
+    with promotion_lock(project) as lock:
+        logger.info("promotion of %s version %s holds the %s", POLICY_MODEL, version, lock)
+        for _ in range(COMPARE_AND_SET_ATTEMPTS):
+            champion = registry.champion_version()
+            result = _gate(project, evaluation, champion, version)
+            if registry.champion_version() == champion:
+                return _decide(project, version, champion, result, evaluation["mlflow_run_id"])
+            logger.warning("champion moved from %s during the evaluation; judging against the new one", champion)
+    reason = f"refused: the champion moved during each of {COMPARE_AND_SET_ATTEMPTS} evaluations"
+    return Decision(version, False, reason, registry.champion_version())
+
+
+def _decide(project: Project, version: str, champion: str | None, result: GateResult, run_id: str) -> Decision:
+    decision = "promoted" if result.passed else "rejected"
+    entry = Entry("promote", decision, champion or "none", version, result.reason, evaluated_by=run_id)
+    _record_move(project, entry, move=result.passed)
+    client().set_model_version_tag(POLICY_MODEL, version, DECISION_TAG, decision)
+    client().set_model_version_tag(POLICY_MODEL, version, REASON_TAG, result.reason)
+    return Decision(version, result.passed, result.reason, version if result.passed else champion)
+
+
+def safety_gate(project: Project, version: str) -> tuple[bool, str]:
+    """A registered version's replies to the crisis suite: (passed, the suite's line naming any unsafe case)."""
+    from tasks.evaluate_stage import crisis_check, load_evaluators
+
+    with registry.downloaded(registry.version_uri(version)) as folder:
+        cases = crisis_check(project, EvalModel(f"v{version}", folder, "think"), load_evaluators(project))
+    return crisis_line(cases)
+
+
+def promote_manually(project: Project, version: str, reason: str, *, skip_safety_gate: bool = False) -> Decision:
+    """`escrag promote VERSION --reason`: a person's promotion; the crisis suite still runs unless skipped."""
+    configure(project)
+    client().get_model_version(POLICY_MODEL, version)  # fails clearly for an unknown version
+    with promotion_lock(project):
+        champion = registry.champion_version()
+        passed, suite = (
+            (True, "safety gate skipped (--skip-safety-gate)") if skip_safety_gate else safety_gate(project, version)
+        )
+        why = f"manual: {reason}\n{suite}"
+        if registry.champion_version() != champion:
+            return Decision(version, False, f"refused: the champion moved from {champion} during the safety gate", None)
+        entry = Entry("promote", "promoted" if passed else "rejected", champion or "none", version, why,
+                      safety_gate="skipped" if skip_safety_gate else "ran")  # fmt: skip
+        _record_move(project, entry, move=passed)
+        return Decision(version, passed, why, version if passed else champion)
+
+
+def rollback(project: Project, reason: str) -> Decision:
+    """Move `champion` back to the champion before it, as history records them."""
+    configure(project)
+    with promotion_lock(project):
+        current = registry.champion_version()
+        stack = champion_stack(read_history(project))
+        if not stack or stack[-1] != current:
+            raise RuntimeError(
+                f"history's latest champion is {stack[-1] if stack else 'none'} but the alias points at "
+                f"{current}: it was moved outside escrag; set it by hand (`escrag promote VERSION --reason`)"
+            )
+        if len(stack) < 2:
+            raise RuntimeError(f"version {current} is the first champion in history: there is nothing to roll back to")
+        target = stack[-2]
+        entry = Entry("rollback", "rolled back", current, target, f"rollback: {reason}", safety_gate="n/a")
+        _record_move(project, entry, move=True)
+        return Decision(target, True, entry.reason, target)

@@ -1,0 +1,60 @@
+"""The one whole-flow run the integration modules share: a copy of the project, retrained once with tiny
+models (tests/integration/tiny_models.py), read by test_retrain_flow.py and test_promotion.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.project_copy import copy_project, git, set_params
+from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
+
+
+def run_escrag(project: Path, *args: str, launcher: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`escrag ARGS` in `project` as a fresh process, under `launcher` (e.g. accelerate launch) when given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_TRACKING", "PREFECT_API"))}
+    env.pop("PREFECT_HOME", None)
+    return subprocess.run(
+        [sys.executable, *(launcher or ("-m",)), "flows.cli", "--project", str(project), *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+
+
+def mlflow_client(project: Path):
+    import mlflow
+    from mlflow import MlflowClient
+
+    mlflow.set_tracking_uri(f"sqlite:///{project / '.mlflow' / 'mlflow.db'}")
+    return MlflowClient()
+
+
+@pytest.fixture(scope="package")
+def project(tmp_path_factory, repo_root) -> Path:
+    root = copy_project(repo_root, tmp_path_factory.mktemp("escrag-project"))
+    tiny = save_tiny_policy(tmp_path_factory.mktemp("tiny-policy"))
+    set_params(root, {**TINY_RUN, "base_model": {"source": str(tiny)}})
+    git(root, "-c", "user.email=t@escrag.invalid", "-c", "user.name=test", "commit", "-qam", "tiny params")
+    return root
+
+
+@pytest.fixture(scope="package")
+def first_run(project) -> subprocess.CompletedProcess:
+    result = run_escrag(project, "run")
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result
+
+
+@pytest.fixture(scope="package")
+def champion(project, first_run) -> str:
+    """Version 1 promoted by hand (its random replies fail the crisis suite, so the gate skipped)."""
+    result = run_escrag(project, "promote", "1", "--reason", "plumbing test", "--skip-safety-gate")
+    assert result.returncode == 0, result.stderr[-4000:]
+    return "1"
