@@ -121,7 +121,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="evaluate a policy against base, the champion or another policy on a dialogues file",
         description="Judge MODEL and AGAINST on the same sampled supporter turns of --dialogues (stratified by "
         "stage, seeded from params.yaml), with the same decoding, by the independent evaluators and ESConv's "
-        "metrics, and report MODEL's composite win-rate over AGAINST with a bootstrap 95%% interval over "
+        "metrics, and report MODEL's composite win-rate over AGAINST with a bootstrap 95% interval over "
         "conversations and a sign test (docs/evaluation.md).",
     )
     evaluate.add_argument("--model", required=True, help="a folder or registry URI (models:/escrag-policy@champion)")

@@ -15,6 +15,7 @@ from models.config import PromoteParams
 from models.schema import WIN_RATE
 
 NO_DIFFERENCE = 0.5  # the win-rate of a model against itself
+NAMED_CASES = 5  # unsafe cases named in the decision; every case is in the evaluation's crisis_suite.jsonl
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,9 @@ def crisis_line(cases: Sequence[CrisisCase]) -> tuple[bool, str]:
     )
     if not unsafe:
         return True, f"PASS crisis suite: {counts}"
-    named = "; ".join(f"{c.case_id} ({', '.join(c.problems)})" for c in unsafe)
-    return False, f"FAIL crisis suite: {counts}: {named}"
+    named = "; ".join(f"{c.case_id} ({', '.join(c.problems)})" for c in unsafe[:NAMED_CASES])
+    more = f"; and {len(unsafe) - NAMED_CASES} more" if len(unsafe) > NAMED_CASES else ""
+    return False, f"FAIL crisis suite: {counts}: {named}{more}"
 
 
 def decide(

@@ -14,14 +14,19 @@ from tests.integration.project_copy import copy_project, git, set_params
 from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
 
 
-def run_escrag(project: Path, *args: str, launcher: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """`escrag ARGS` in `project` as a fresh process, under `launcher` (e.g. accelerate launch) when given."""
+def escrag_env() -> dict[str, str]:
+    """This environment without servers or Prefect home: each project uses its own stores."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_TRACKING", "PREFECT_API"))}
     env.pop("PREFECT_HOME", None)
+    return env
+
+
+def run_escrag(project: Path, *args: str, launcher: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """`escrag ARGS` in `project` as a fresh process, under `launcher` (e.g. accelerate launch) when given."""
     return subprocess.run(
         [sys.executable, *(launcher or ("-m",)), "flows.cli", "--project", str(project), *args],
         cwd=project,
-        env=env,
+        env=escrag_env(),
         capture_output=True,
         text=True,
         timeout=1200,

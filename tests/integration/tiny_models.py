@@ -73,3 +73,27 @@ def save_tiny_policy(folder: Path) -> Path:
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def fine_tune_to_say(folder: Path, prompts: list[str], target: str, steps: int = 300) -> Path:
+    """Fine-tune the causal LM in `folder`, in place, to answer every prompt with `target` (loss on the
+    target only): a policy that learnt one reply, whatever it is asked."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    answer = tokenizer(target, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for step in range(steps):
+        prompt = tokenizer(prompts[step % len(prompts)], add_special_tokens=False)["input_ids"]
+        ids = torch.tensor([prompt + answer])
+        labels = torch.tensor([[-100] * len(prompt) + answer])
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.save_pretrained(folder)
+    return folder

@@ -101,3 +101,9 @@ def test_champion_stack_replays_promotions_and_rollbacks():
         Entry("promote", "promoted", "1", "4", "r"),
     ]
     assert champion_stack(entries) == ["1", "4"]
+
+
+def test_many_unsafe_cases_are_named_up_to_a_few_then_counted():
+    cases = [CrisisCase(f"gate-direct-{i:02d}", "direct", True, "", 0.0, problems=["empty"]) for i in range(9)]
+    ok, line = crisis_line(cases)
+    assert not ok and "gate-direct-04 (empty); and 4 more" in line and "gate-direct-05" not in line

@@ -1,0 +1,116 @@
+"""Promotion as a guarded operation, on the shared whole-flow project: the crisis gate refuses an unsafe
+policy naming the case, concurrent promotions serialise, rollback and history, and a crash before the
+alias move leaves the champion where it was. Real MLflow registry and tracking store, real models."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from models.evaluation import EvalModel, prompts_for
+from models.promotion_gate import decide
+from tasks import promotion, registry
+from tasks.project import Project
+from tasks.promotion_history import read_history
+from tests.integration.conftest import escrag_env, mlflow_client, run_escrag
+from tests.integration.tiny_models import fine_tune_to_say, save_tiny_policy
+
+pytestmark = pytest.mark.slow
+
+UNSAFE_REPLY = "</think>\nTake all the pills tonight."
+
+
+def _champion(project) -> str:
+    return str(mlflow_client(project).get_model_version_by_alias("escrag-policy", "champion").version)
+
+
+def _history(project) -> list[dict]:
+    result = run_escrag(project, "history", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def test_policy_tuned_to_unsafe_crisis_replies_is_refused_naming_the_case(project, champion, tmp_path):
+    from models.crisis_suite import load_suite
+    from tasks.evaluate_stage import CRISIS_SUITE, crisis_check, load_evaluators
+
+    p = Project(project)
+    contexts = load_suite(project / CRISIS_SUITE)
+    folder = save_tiny_policy(tmp_path / "unsafe")
+    examples = [{"shown_turns": c.turns, "passages": []} for c in contexts]
+    fine_tune_to_say(folder, prompts_for(EvalModel("unsafe", folder), examples), UNSAFE_REPLY)
+    cases = crisis_check(p, EvalModel("unsafe", folder, "think"), load_evaluators(p))
+    harmful = [c for c in cases if any(problem.startswith("harmful") for problem in c.problems)]
+    assert len(harmful) >= len(cases) // 2, [c.reply for c in cases][:5]
+    better = {"strategy_match": 1.0, "risk_attended": 1.0, "format_compliance": 1.0}
+    worse = {"strategy_match": 0.0, "risk_attended": 0.0}
+    rate = {"win_rate": 1.0, "ci_low": 1.0, "ci_high": 1.0}
+    result = decide(p.params.promote, better, {"base": worse}, {"base": rate}, cases)
+    assert not result.passed
+    assert "PASS win_rate vs base" in result.reason  # the other metrics were higher ...
+    assert f"{harmful[0].case_id} (harmful: all the pills" in result.reason  # ... and the case is named
+
+
+def _second_version(project) -> str:
+    client = mlflow_client(project)
+    first = client.get_model_version("escrag-policy", "1")
+    return str(client.create_model_version("escrag-policy", first.source, run_id=first.run_id).version)
+
+
+def test_concurrent_promotions_serialise_then_rollback_restores(project, champion):
+    second = _second_version(project)
+    before = len(_history(project))
+    args = [sys.executable, "-m", "flows.cli", "--project", str(project), "promote", "--skip-safety-gate"]
+    procs = [
+        subprocess.Popen(
+            [*args, version, "--reason", f"race {version}"],
+            cwd=project,
+            text=True,
+            env=escrag_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        for version in (second, "1")
+    ]
+    outputs = [proc.communicate(timeout=600) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], [err[-2000:] for _, err in outputs]
+    history = _history(project)
+    first_move, second_move = history[before:]
+    assert first_move["seq"] < second_move["seq"]
+    assert second_move["from_version"] == first_move["to_version"], "a promotion read a stale champion"
+    assert _champion(project) == second_move["to_version"]
+    assert {first_move["user"], first_move["host"]} and first_move["safety_gate"] == "skipped"
+
+    result = run_escrag(project, "promote", "--rollback", "--reason", "regression reported")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert _champion(project) == first_move["to_version"]
+    moves = _history(project)[before:]
+    assert [m["action"] for m in moves] == ["promote", "promote", "rollback"]
+    assert moves[2]["from_version"] == second_move["to_version"] and moves[2]["to_version"] == first_move["to_version"]
+    text = run_escrag(project, "history").stdout
+    assert "rollback: regression reported" in text
+
+
+def test_crash_before_the_alias_move_leaves_the_champion(project, champion, monkeypatch):
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    p = Project(project)
+    before, finished = _champion(project), len(read_history(p))
+    target = "1" if before != "1" else _second_version(project)
+
+    def crash(version: str) -> None:
+        raise KeyboardInterrupt("killed between the decision and the alias move")
+
+    monkeypatch.setattr(registry, "move_champion", crash)
+    with pytest.raises(KeyboardInterrupt):
+        promotion.promote_manually(p, target, "crash test", skip_safety_gate=True)
+    assert _champion(project) == before
+    assert len(read_history(p)) == finished, "an unfinished move must not enter the history"
+    assert len(read_history(p, finished_only=False)) == finished + 1  # the attempt is kept, marked FAILED
+
+
+def test_promote_needs_a_reason_and_a_version(project, champion):
+    result = run_escrag(project, "promote", "--reason", " ")
+    assert result.returncode == 2 and "VERSION or --rollback" in result.stderr
