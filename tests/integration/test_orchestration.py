@@ -108,7 +108,7 @@ def test_deploy_puts_retrain_on_cpu_and_training_on_gpu(cluster, deployed):
     assert all(str(cluster.project) not in json.dumps(d["pull_steps"]) for d in deployments.values())
 
 
-def test_new_data_alone_retrains_and_registers_a_champion_with_lineage(cluster, retrains):
+def test_new_data_alone_retrains_and_registers_a_candidate_with_lineage(cluster, retrains):
     import mlflow
     from mlflow import MlflowClient
 
@@ -119,8 +119,10 @@ def test_new_data_alone_retrains_and_registers_a_champion_with_lineage(cluster, 
     assert {r["work_pool_name"] for r in runs} == {"cpu"}
     mlflow.set_tracking_uri(cluster.env["MLFLOW_TRACKING_URI"])
     client = MlflowClient()
-    champion = client.get_model_version_by_alias("escrag-policy", "champion")
-    tags = client.get_run(champion.run_id).data.tags
+    # The tiny random policy fails the crisis suite, so it stays the challenger: its lineage is what counts.
+    candidate = client.get_model_version_by_alias("escrag-policy", "challenger")
+    assert candidate.tags["promotion.decision"] == "rejected" and "crisis suite" in candidate.tags["promotion.reason"]
+    tags = client.get_run(candidate.run_id).data.tags
     assert tags["data.md5"] in retrains["md5s"]
     assert tags["dvc.artifacts/reward_model.md5"] and tags["base_model.hash"] and tags["index.table_version"]
     origin = cluster.project.parent / "origin.git"

@@ -114,3 +114,20 @@ def test_crash_before_the_alias_move_leaves_the_champion(project, champion, monk
 def test_promote_needs_a_reason_and_a_version(project, champion):
     result = run_escrag(project, "promote", "--reason", " ")
     assert result.returncode == 2 and "VERSION or --rollback" in result.stderr
+
+
+def test_evaluate_cli_judges_a_folder_against_the_champion(project, champion, tmp_path):
+    lines = (project / "data" / "dialogues" / "dialogues.jsonl").read_text().splitlines()[:3]
+    (tmp_path / "three.jsonl").write_text("\n".join(lines) + "\n")
+    policy = str(project / "artifacts" / "policy")
+    args = ("evaluate", "--model", policy, "--against", "champion", "--dialogues", str(tmp_path / "three.jsonl"))
+    result = run_escrag(project, *args, "--max-turns", "4", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(result.stdout)
+    assert report["turns"] == 4 and set(report["metrics"]) == {"model", "against"}
+    assert "strategy_match" in report["metrics"]["against"] and "rouge_l" in report["metrics"]["model"]
+    rate = report["win_rate"]
+    assert rate["wins"] + rate["ties"] + rate["losses"] == 4 and rate["ci_low"] <= rate["win_rate"] <= rate["ci_high"]
+    (tmp_path / "bad.jsonl").write_text('{"id": "d1", "turns": [{"speaker": "bot", "text": "hi"}]}\n')
+    bad = run_escrag(project, "evaluate", "--model", policy, "--dialogues", str(tmp_path / "bad.jsonl"))
+    assert bad.returncode == 2 and "bad.jsonl:1: record 'd1': field 'turns[0]'" in bad.stderr
