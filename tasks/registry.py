@@ -50,9 +50,10 @@ def register_candidate(project: Project) -> str:
     configure(project)
     run_id = _evaluation(project)["mlflow_run_id"]
     existing = client().search_model_versions(f"name='{POLICY_MODEL}' and run_id='{run_id}'")
-    if existing:
-        logger.info("run %s is already %s version %s", run_id, POLICY_MODEL, existing[0].version)
-        return str(existing[0].version)
+    if existing:  # the first version registered from this run (others may point at its model too)
+        first = min(existing, key=lambda mv: int(mv.version))
+        logger.info("run %s is already %s version %s", run_id, POLICY_MODEL, first.version)
+        return str(first.version)
     from transformers import pipeline
 
     policy = pipeline("text-generation", model=str(project.artifact("policy")), device=project.compute.device)
