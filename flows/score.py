@@ -172,40 +172,6 @@ def attach_guidance(items: list[ScoreInput], project: Project) -> None:
         item.guidance_source = "index"
 
 
-def load_scorer(project: Project, source: str | None):
-    """The preference scorer: --reward-model (folder or models:/ URI), else the project's, else the registry's."""
-    from models.reward_model import RewardModelScorer
-
-    if source and source.startswith("models:/"):
-        from tasks.reward_registry import load_reward_scorer
-
-        return load_reward_scorer(source, project, project.compute)
-    folder = Path(source) if source else project.artifact("reward_model")
-    if (folder / "config.json").is_file() or source:
-        return RewardModelScorer(folder, compute=project.compute)
-    from tasks.reward_registry import REWARD_URI, load_reward_scorer
-
-    try:
-        return load_reward_scorer(REWARD_URI, project, project.compute)
-    except Exception as exc:  # noqa: BLE001 - MLflow raises generic errors for a missing model or alias
-        raise FileNotFoundError(
-            f"no reward model: {folder} is missing and {REWARD_URI} cannot be loaded ({exc}); "
-            "run `escrag stage reward_model` or pass --reward-model"
-        ) from None
-
-
-def _reward_model_source(project: Project, source: str | None) -> str:
-    """Which reward model `load_scorer` reads, in words for a report."""
-    if source:
-        return source
-    folder = project.artifact("reward_model")
-    if (folder / "config.json").is_file():
-        return str(folder.relative_to(project.root)) if folder.is_relative_to(project.root) else str(folder)
-    from tasks.reward_registry import REWARD_URI
-
-    return REWARD_URI
-
-
 def score_items(items: list[ScoreInput], weights: dict[str, float], resources) -> list[dict[str, Any]]:
     """One output row per item: every reward, its weight and the weighted total."""
     from models.rewards import format_score, score_many
@@ -277,10 +243,11 @@ def add_parser(sub) -> None:
 
 
 def _run(args) -> int:
-
     project = project_from(args)
     if args.esconv_pairs:
-        return _run_esconv_pairs(args, project)
+        from flows.score_esconv import run_esconv_pairs
+
+        return run_esconv_pairs(args, project)
     if args.input is None:
         print("escrag score: give IN.jsonl, or --esconv-pairs DIR", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -294,45 +261,10 @@ def _run(args) -> int:
     items = read_inputs(args.input)
     attach_guidance(items, project)
     from models.rewards import RewardResources
+    from tasks.reward_registry import scorer_from
 
-    resources = RewardResources(preference_scorer=load_scorer(project, args.reward_model), compute=project.compute)
+    scorer = scorer_from(project, args.reward_model)
+    resources = RewardResources(preference_scorer=scorer, compute=project.compute)
     for row in score_items(items, weights, resources):
         print(render_row(row, args.json))
-    return EXIT_OK
-
-
-def _run_esconv_pairs(args, project: Project) -> int:
-    """Swap pairs and the empathy split on ESConv valid: the reward model beside its zero-shot start."""
-    from models.embedder import embedder_path
-    from models.esconv import read_esconv
-    from models.preference_eval import empathy_split, render_report, swap_pairs, swap_win_rates
-    from models.reward_training import zero_shot_scorer
-
-    if not args.esconv_pairs.exists():
-        raise FileNotFoundError(f"--esconv-pairs {args.esconv_pairs}: no such folder or file")
-    valid = [d for d in read_esconv(args.esconv_pairs) if d["split"] == "eval"]
-    settings = project.params.reward_model
-    scorers = {
-        f"reward model ({_reward_model_source(project, args.reward_model)})": load_scorer(project, args.reward_model),
-        "zero-shot start (MiniLM cosine, untrained)": zero_shot_scorer(
-            embedder_path(),
-            interaction=settings.interaction,
-            quality_head=settings.quality_head,
-            max_length=settings.max_length,
-            compute=project.compute,
-        ),
-    }
-    seed = project.params.seed
-    pairs = swap_pairs(valid, args.pairs, seed)
-    report = {
-        "conversations": len(valid),
-        "pairs": len(pairs),
-        "seed": seed,
-        "win_rate": swap_win_rates(scorers, pairs),
-        "empathy": empathy_split(valid, scorers),
-    }
-    out = project.reports / "preference_esconv.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(json.dumps(report, indent=2) if args.json else render_report(report))
     return EXIT_OK

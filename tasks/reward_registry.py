@@ -189,3 +189,32 @@ def preference_scorer(project: Project) -> RewardModelScorer:
     from models.reward_model import RewardModelScorer
 
     return RewardModelScorer(project.artifact("reward_model"), compute=project.compute)
+
+
+def scorer_from(project: Project, source: str | None) -> RewardModelScorer:
+    """The preference scorer of `source` (a folder or models:/ URI), else the project's stage output, else
+    the registry's champion."""
+    from models.reward_model import RewardModelScorer
+
+    if source and source.startswith("models:/"):
+        return load_reward_scorer(source, project, project.compute)
+    folder = Path(source) if source else project.artifact("reward_model")
+    if (folder / "config.json").is_file() or source:
+        return RewardModelScorer(folder, compute=project.compute)
+    try:
+        return load_reward_scorer(REWARD_URI, project, project.compute)
+    except Exception as exc:  # noqa: BLE001 - MLflow raises generic errors for a missing model or alias
+        raise FileNotFoundError(
+            f"no reward model: {folder} is missing and {REWARD_URI} cannot be loaded ({exc}); "
+            "run `escrag stage reward_model` or pass --reward-model"
+        ) from None
+
+
+def scorer_source(project: Project, source: str | None) -> str:
+    """Which reward model `scorer_from` reads, in words for a report."""
+    if source:
+        return source
+    folder = project.artifact("reward_model")
+    if (folder / "config.json").is_file():
+        return str(folder.relative_to(project.root)) if folder.is_relative_to(project.root) else str(folder)
+    return REWARD_URI

@@ -106,7 +106,7 @@ def test_falls_back_to_the_registered_reward_model(
 
     root = make_project(tmp_path / "p", repo_root, built, "index")
     with pytest.raises(FileNotFoundError, match="no reward model"):
-        from flows.score import load_scorer
+        from tasks.reward_registry import scorer_from as load_scorer
 
         load_scorer(Project(root), None)
     register_reward_model(Project(root), {"heldout_pairwise_accuracy": 0.5}, model_dir=built["reward_model"])
