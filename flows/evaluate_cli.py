@@ -70,7 +70,7 @@ def model_folder(project: Project, spec: str) -> Iterator[tuple[Path, str]]:
 
 def evaluate_pair(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     from models.evaluation import EvalModel
-    from tasks.evaluate_stage import compare_rows, eval_examples, judge, load_evaluators
+    from tasks.evaluate_stage import compare_rows, eval_examples, judge, llm_judge, load_evaluators
 
     dialogues = read_dialogues(args.dialogues)
     examples = eval_examples(project, dialogues, args.max_turns)
@@ -86,6 +86,7 @@ def evaluate_pair(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         "against": args.against,
         "metrics": summaries,
         "win_rate": compare_rows(project, rows["model"], rows["against"]),
+        "llm_judge": llm_judge(project, examples, rows["model"], rows["against"]),
         "evaluators": {"heldout": evaluators.heldout, "missing": evaluators.missing},
     }
 
@@ -103,6 +104,14 @@ def render(report: dict[str, Any]) -> str:
         f"[95% CI {w['ci_low']:.3f}, {w['ci_high']:.3f}] ({w['wins']:.0f} wins, {w['ties']:.0f} ties, "
         f"{w['losses']:.0f} losses; sign test p={w['sign_test_p']:.3g})"
     )
+    judge = report["llm_judge"]
+    if judge["configured"]:
+        lines.append(
+            f"LLM judge {judge['judge']} ({judge['rubric']}, both orders): win-rate {judge['win_rate']:.3f} "
+            f"[95% CI {judge['ci_low']:.3f}, {judge['ci_high']:.3f}]; {judge['unparsed']} answers unparsed"
+        )
+    else:
+        lines.append(f"LLM judge: {judge['why']}")
     lines += [f"evaluator left out: {name}: {why}" for name, why in report["evaluators"]["missing"].items()]
     return "\n".join(lines)
 

@@ -158,19 +158,28 @@ class HttpChatBackend:
         return content.strip()
 
 
-def http_backend_from_env(cache_dir: Path | None = None, env: dict[str, str] | None = None) -> HttpChatBackend:
-    """An HttpChatBackend from ESCRAG_LLM_URL / _MODEL / _API_KEY / _TIMEOUT; a clear error when unset."""
+LLM_PREFIX = "ESCRAG_LLM"  # the ESC-Preference roles
+JUDGE_PREFIX = "ESCRAG_JUDGE"  # the evaluation's optional pairwise judge (models/pairwise_judge.py)
+
+
+def http_configured(env: dict[str, str] | None = None, prefix: str = LLM_PREFIX) -> bool:
     env = dict(os.environ if env is None else env)
-    url, model = env.get("ESCRAG_LLM_URL"), env.get("ESCRAG_LLM_MODEL")
+    return bool(env.get(f"{prefix}_URL") and env.get(f"{prefix}_MODEL"))
+
+
+def http_backend_from_env(
+    cache_dir: Path | None = None, env: dict[str, str] | None = None, prefix: str = LLM_PREFIX
+) -> HttpChatBackend:
+    """An HttpChatBackend from {prefix}_URL / _MODEL / _API_KEY / _TIMEOUT; a clear error when unset."""
+    env = dict(os.environ if env is None else env)
+    url, model = env.get(f"{prefix}_URL"), env.get(f"{prefix}_MODEL")
     if not url or not model:
-        raise BackendError("the http backend needs ESCRAG_LLM_URL and ESCRAG_LLM_MODEL in the environment")
+        raise BackendError(f"the http backend needs {prefix}_URL and {prefix}_MODEL in the environment")
     try:
-        timeout = float(env.get("ESCRAG_LLM_TIMEOUT", "60"))
+        timeout = float(env.get(f"{prefix}_TIMEOUT", "60"))
     except ValueError:
-        raise BackendError(
-            f"ESCRAG_LLM_TIMEOUT must be a number of seconds, got {env['ESCRAG_LLM_TIMEOUT']!r}"
-        ) from None
-    key = env.get("ESCRAG_LLM_API_KEY") or env.get("OPENAI_API_KEY")
+        raise BackendError(f"{prefix}_TIMEOUT must be a number of seconds, got {env[f'{prefix}_TIMEOUT']!r}") from None
+    key = env.get(f"{prefix}_API_KEY") or env.get("OPENAI_API_KEY")
     return HttpChatBackend(url, model, api_key=key, timeout=timeout, cache_dir=cache_dir)
 
 

@@ -63,7 +63,13 @@ def win_rate(
     """A against B on the same turns; `groups` names each turn's conversation for the bootstrap."""
     if not a or len(a) != len(b) or len(a) != len(groups):
         raise ValueError(f"need equal, non-empty score lists and groups; got {len(a)}, {len(b)}, {len(groups)}")
-    outcomes = _outcomes(a, b, band)
+    return rate_outcomes(_outcomes(a, b, band), groups, band=band, n_boot=n_boot, seed=seed)
+
+
+def rate_outcomes(outcomes: Sequence[float], groups: Sequence[str], *, band: float, n_boot: int, seed: int) -> WinRate:
+    """The win-rate of per-turn outcomes in [0, 1] (1 win, 0.5 tie, 0 loss; between: a partial win)."""
+    if not outcomes or len(outcomes) != len(groups):
+        raise ValueError(f"need equal, non-empty outcomes and groups; got {len(outcomes)}, {len(groups)}")
     by_group: dict[str, list[float]] = {}
     for group, outcome in zip(groups, outcomes, strict=True):
         by_group.setdefault(group, []).append(outcome)
@@ -74,10 +80,10 @@ def win_rate(
         drawn = [o for _ in clusters for o in rng.choice(clusters)]
         rates.append(sum(drawn) / len(drawn))
     rates.sort()
-    wins, losses = outcomes.count(1.0), outcomes.count(0.0)
+    wins, losses = sum(o > 0.5 for o in outcomes), sum(o < 0.5 for o in outcomes)
     return WinRate(
         wins=wins,
-        ties=outcomes.count(0.5),
+        ties=len(outcomes) - wins - losses,
         losses=losses,
         win_rate=sum(outcomes) / len(outcomes),
         ci_low=rates[int(0.025 * (n_boot - 1))],

@@ -130,6 +130,31 @@ def compare_rows(project: Project, rows_a: list[dict], rows_b: list[dict]) -> di
     return result.as_dict()
 
 
+def llm_judge(
+    project: Project, examples: list[dict[str, Any]], rows_a: list[dict], rows_b: list[dict]
+) -> dict[str, Any]:
+    """A's win-rate over B by the optional LLM judge (both orders), when ESCRAG_JUDGE_URL/_MODEL are set."""
+    from models.backends import JUDGE_PREFIX, http_backend_from_env, http_configured
+
+    if not http_configured(prefix=JUDGE_PREFIX):
+        return {"configured": False, "why": f"no judge endpoint: set {JUDGE_PREFIX}_URL and {JUDGE_PREFIX}_MODEL"}
+    from models.comparison import rate_outcomes
+    from models.pairwise_judge import PAIRWISE_RUBRIC_VERSION, judge_pairs
+
+    backend = http_backend_from_env(prefix=JUDGE_PREFIX)
+    judged = judge_pairs(backend, examples, [r["reply"] for r in rows_a], [r["reply"] for r in rows_b])
+    rate = rate_outcomes(
+        [j.outcome for j in judged],
+        [r["dialogue_id"] for r in rows_a],
+        band=0.0,
+        n_boot=project.params.promote.bootstrap,
+        seed=project.params.seed,
+    )
+    unparsed = sum(v is None for j in judged for v in j.verdicts)
+    return {"configured": True, "judge": backend.label, "rubric": PAIRWISE_RUBRIC_VERSION, "unparsed": unparsed,
+            **rate.as_dict()}  # fmt: skip
+
+
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -183,6 +208,7 @@ def evaluate(project: Project) -> dict:
         "sample": _sample_report(project, examples),
         "models": summaries,
         "win_rates": {"base": compare_rows(project, rows["candidate"], rows["base"])},
+        "llm_judge": {"base": llm_judge(project, examples, rows["candidate"], rows["base"])},
         "crisis": {"passed": crisis_ok, "summary": crisis_summary, "cases": len(crisis)},
         "evaluators": {"heldout": evaluators.heldout, "missing": evaluators.missing},
         **reward_trend(curve),

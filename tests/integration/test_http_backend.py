@@ -51,6 +51,10 @@ def answer(body: dict) -> str:
     """Plays the three roles by their system prompt; the judge likes replies that say sorry."""
     system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
     last = body["messages"][-1]["content"]
+    if system.startswith("You compare two"):  # the pairwise judge: prefers the reply that says sorry
+        reply_a, reply_b = last.split("Reply A:\n", 1)[1].split("\n\nReply B:\n")
+        verdict = "A" if "sorry" in reply_a else "B" if "sorry" in reply_b else "tie"
+        return json.dumps({"better": verdict, "rationale": "warmer"})
     if system.startswith("You rate"):
         reply = last.rsplit("Counselor reply:", 1)[-1]
         return json.dumps({"score": 5 if "sorry" in reply else 2, "rationale": "warm" if "sorry" in reply else "cold"})
@@ -181,3 +185,15 @@ def test_builder_writes_pairs_for_project_situations(server: str, tmp_path: Path
 )
 def test_judge_answers_are_parsed(text: str, score: float | None) -> None:
     assert parse_judgement(text).score == score
+
+
+def test_pairwise_judge_over_http_asks_both_orders(server: str) -> None:
+    from models.pairwise_judge import judge_pairs
+
+    client, _ = backend(server)
+    examples = [{"stage": "Comforting", "context_text": "Seeker: I failed my exam."}] * 3
+    warm, cold = ["I'm so sorry, that hurts.", "Okay.", "I'm sorry."], ["Okay.", "I'm so sorry.", "I'm sorry too."]
+    judged = judge_pairs(client, examples, warm, cold)
+    assert [j.outcome for j in judged] == [1.0, 0.0, 0.5]
+    assert judged[0].verdicts == ("A", "B")  # the same reply won in both positions
+    assert len(FakeChat.seen) == 6 and FakeChat.seen[0]["body"]["temperature"] == 0.0

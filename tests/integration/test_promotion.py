@@ -126,6 +126,7 @@ def test_evaluate_cli_judges_a_folder_against_the_champion(project, champion, tm
     report = json.loads(result.stdout)
     assert report["turns"] == 4 and set(report["metrics"]) == {"model", "against"}
     assert "strategy_match" in report["metrics"]["against"] and "rouge_l" in report["metrics"]["model"]
+    assert report["llm_judge"] == {"configured": False, "why": report["llm_judge"]["why"]}  # no endpoint set
     rate = report["win_rate"]
     assert rate["wins"] + rate["ties"] + rate["losses"] == 4 and rate["ci_low"] <= rate["win_rate"] <= rate["ci_high"]
     (tmp_path / "bad.jsonl").write_text('{"id": "d1", "turns": [{"speaker": "bot", "text": "hi"}]}\n')
