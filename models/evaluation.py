@@ -8,6 +8,7 @@ block; a model without that form (the base model) in its own chat format, so tha
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,7 +147,4 @@ def compare(
 
 
 def stage_counts(examples: Sequence[dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for e in examples:
-        counts[e["stage"]] = counts.get(e["stage"], 0) + 1
-    return dict(sorted(counts.items()))
+    return dict(sorted(Counter(e["stage"] for e in examples).items()))

@@ -15,10 +15,8 @@ from typing import Any
 
 from models.esconv_metrics import esconv_metrics
 from models.evaluators import EMPATHY, RISK_IGNORANCE, STRATEGY, Evaluators
-from models.schema import REPLY_METRICS, RISK_ATTENDED, STRATEGY_MATCH
+from models.schema import RISK_ATTENDED, STRATEGY_MATCH
 from models.text import parse_completion
-
-__all__ = ["REPLY_METRICS", "RISK_ATTENDED", "STRATEGY_MATCH", "judge_replies", "reply_of", "summarize_replies"]
 
 
 def reply_of(completion: str, style: str) -> str:

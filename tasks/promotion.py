@@ -8,7 +8,6 @@ changed since this promotion evaluated against it, the candidate is judged again
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -24,10 +23,6 @@ from tasks.tracking import POLICY_MODEL, client, configure
 logger = logging.getLogger(__name__)
 
 COMPARE_AND_SET_ATTEMPTS = 2  # evaluations against a moving champion before the promotion refuses
-
-
-def _evaluation(project: Project) -> dict[str, Any]:
-    return json.loads((project.reports / "evaluate.json").read_text())
 
 
 def _crisis_cases(project: Project) -> list[CrisisCase]:
@@ -72,7 +67,7 @@ def promote_candidate(project: Project, version: str) -> Decision:
     tags = client().get_model_version(POLICY_MODEL, version).tags
     if DECISION_TAG in tags:
         return Decision(version, tags[DECISION_TAG] == "promoted", tags[REASON_TAG], registry.champion_version(), True)
-    evaluation = _evaluation(project)
+    evaluation = registry.evaluation_report(project)
     with promotion_lock(project) as lock:
         logger.info("promotion of %s version %s holds the %s", POLICY_MODEL, version, lock)
         for _ in range(COMPARE_AND_SET_ATTEMPTS):

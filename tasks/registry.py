@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tasks.project import Project
 from tasks.tracking import CHALLENGER, CHAMPION, POLICY_MODEL, client, configure
@@ -39,7 +40,8 @@ class Decision:
         return f"{POLICY_MODEL} version {self.version} {verdict}: {self.reason}\n{champion}"
 
 
-def _evaluation(project: Project) -> dict:
+def evaluation_report(project: Project) -> dict[str, Any]:
+    """The `evaluate` stage's report (artifacts/reports/evaluate.json)."""
     return json.loads((project.reports / "evaluate.json").read_text())
 
 
@@ -48,7 +50,7 @@ def register_candidate(project: Project) -> str:
     import mlflow
 
     configure(project)
-    run_id = _evaluation(project)["mlflow_run_id"]
+    run_id = evaluation_report(project)["mlflow_run_id"]
     existing = client().search_model_versions(f"name='{POLICY_MODEL}' and run_id='{run_id}'")
     if existing:  # the first version registered from this run (others may point at its model too)
         first = min(existing, key=lambda mv: int(mv.version))

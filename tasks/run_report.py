@@ -5,11 +5,10 @@ The same text goes to the Prefect UI (markdown artifacts on the flow run) and to
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tasks.project import Project
-from tasks.registry import Decision
+from tasks.registry import Decision, evaluation_report
 from tasks.tracking import EXPERIMENT, POLICY_MODEL
 
 
@@ -27,14 +26,10 @@ def mlflow_links(project: Project, run_id: str, version: str | None) -> dict[str
     return links
 
 
-def _evaluation(project: Project) -> dict[str, Any]:
-    return json.loads((project.reports / "evaluate.json").read_text())
-
-
 def evaluation_rows(project: Project) -> list[dict[str, Any]]:
     """Candidate against base, one metric a row (the Prefect table artifact); the win-rate row is the
     candidate's over base, against 0.5 (no difference)."""
-    evaluation = _evaluation(project)
+    evaluation = evaluation_report(project)
     candidate, base = evaluation["models"]["candidate"], evaluation["models"]["base"]
     shared = [k for k, v in candidate.items() if isinstance(v, float) and isinstance(base.get(k), float)]
     rows = [
@@ -53,7 +48,7 @@ def evaluation_table(rows: list[dict[str, Any]]) -> str:
 
 
 def decision_markdown(project: Project, decision: Decision, data_version: str) -> str:
-    links = mlflow_links(project, _evaluation(project)["mlflow_run_id"], decision.version)
+    links = mlflow_links(project, evaluation_report(project)["mlflow_run_id"], decision.version)
     verdict = "**promoted** to champion" if decision.promoted else "**not promoted**"
     lines = [
         f"## {POLICY_MODEL} version {decision.version}: {verdict}",

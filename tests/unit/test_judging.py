@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from models.evaluator_training import train_evaluators
-from models.judging import REPLY_METRICS, RISK_ATTENDED, STRATEGY_MATCH, judge_replies, reply_of, summarize_replies
+from models.judging import judge_replies, reply_of, summarize_replies
+from models.schema import REPLY_METRICS, RISK_ATTENDED, STRATEGY_MATCH
 from tests.unit.test_evaluators import _toy_dialogues
 
 
