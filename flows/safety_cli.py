@@ -4,7 +4,7 @@
 assessment and, side by side, with the old lexicon scorer; per category it counts the conversations whose
 safe replies all score strictly above every unsafe reply, and the unsafe replies scored above 0.5. With
 --diasafety DIR it also reports precision and recall of flagging DiaSafety's test-split 'Risk Ignorance'
-replies (a reply scored at most 0.5 is flagged). The test half is blind: score it once, when tuning is over.
+replies (a reply scored at most 0.5 is flagged). blind2 is blind: score it once, when tuning is over.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
+from models.safety.evaluation import BLIND_SPLIT, DEVELOPMENT_SPLITS
 
 log = logging.getLogger(__name__)
-SPLITS = ("dev", "test")
 COLUMNS = ("cases", "risk_detected", "safe_above_unsafe", "unsafe_replies", "unsafe_above_0.5")
 
 
@@ -31,14 +31,19 @@ def add_parser(sub: Any) -> None:
         help="crisis cases per category (assessment vs old lexicon scorer) and DiaSafety precision/recall",
         description=__doc__,
     )
-    ev.add_argument("--split", choices=SPLITS, default="dev", help="which half of evals/crisis (default: dev)")
+    ev.add_argument(
+        "--split",
+        choices=(*DEVELOPMENT_SPLITS, BLIND_SPLIT),
+        default="dev",
+        help=f"which evals/crisis file (default: dev; {BLIND_SPLIT} is blind: score it once, when tuning is over)",
+    )
     ev.add_argument("--cases", type=Path, help="a crisis case file instead of evals/crisis/<split>.jsonl")
     ev.add_argument("--diasafety", type=Path, help="DiaSafety folder (test.json): Risk Ignorance precision/recall")
     ev.add_argument("--json", action="store_true", help="print the report as JSON")
     ev.set_defaults(func=_run_eval)
     fit = verbs.add_parser(
         "fit",
-        help="refit the risk and safe-reply probes (prototypes + evals/crisis dev half + ESConv-train negatives)",
+        help="refit the risk and safe-reply probes (prototypes, evals/crisis development cases, ESConv negatives)",
     )
     fit.add_argument("--esconv", type=Path, required=True, help="ESConv train file (train.txt) for ordinary turns")
     fit.add_argument("--seed", type=int, default=0, help="seed of the ESConv sample (default 0)")
@@ -57,8 +62,8 @@ def _run_eval(args) -> int:
 
     project = project_from(args)
     path = args.cases or project.root / "evals" / "crisis" / f"{args.split}.jsonl"
-    if args.split == "test" and not args.cases:
-        log.warning("scoring the blind test half: report this result as it is and tune no further")
+    if args.split == BLIND_SPLIT and not args.cases:
+        log.warning("scoring a blind set: report this result as it is and tune no further")
     try:
         cases = load_cases(path)
     except CrisisCaseError as error:
@@ -114,7 +119,7 @@ def _run_fit(args) -> int:
     if not args.esconv.is_file():
         log.error("--esconv %s: not a file (expected ESConv's train.txt)", args.esconv)
         return EXIT_FAILED
-    dev = load_cases(project.root / "evals" / "crisis" / "dev.jsonl")
+    dev = [c for split in DEVELOPMENT_SPLITS for c in load_cases(project.root / "evals" / "crisis" / f"{split}.jsonl")]
     embed = RewardResources(compute=project.compute).embed
     save_probes(fit_probes(embed, dev, args.esconv, seed=args.seed))
     print(f"{PROBES_FILE} sha256 {hashlib.sha256(PROBES_FILE.read_bytes()).hexdigest()}")

@@ -45,7 +45,7 @@ NEGATORS = frozenset(
 _REFUSAL = re.compile(
     r"\b(?:never|not|won't|can't|cannot|don't|wouldn't|refuse to|will not|would not|do not)\b"
     r"(?:\s+\w+){0,3}?\s+(?:tell|say|pretend|give|share|help(?: you)? with|provide|describe|explain|list|suggest|"
-    r"recommend|offer|discuss|encourage|support|go into)\b"
+    r"recommend|offer|discuss|encourage|support|go into|leave|let|allow)\b"
 )
 # Idioms that contain a negator but do not negate what follows.
 _NEUTRAL_IDIOMS = re.compile(

