@@ -107,7 +107,7 @@ class GrpoParams(_Section):
     @field_validator("rewards")
     @classmethod
     def _known_rewards(cls, rewards: dict[str, float]) -> dict[str, float]:
-        from models.rewards import REWARD_NAMES
+        from models.schema import REWARD_NAMES
 
         unknown = sorted(set(rewards) - set(REWARD_NAMES))
         if unknown:
@@ -127,6 +127,9 @@ class EvaluatorsParams(_Section):
 class EvaluateParams(_Section):
     max_new_tokens: PositiveInt = 72  # the same decoding for every model
     turns: PositiveInt = 150  # held-out supporter turns judged (all of them where there are fewer)
+    # Seeded sampling, not greedy: greedy decoding of a 135M model loops ("</think>" again and again)
+    temperature: float = Field(0.7, gt=0)
+    top_p: float = Field(0.9, gt=0, le=1)
 
 
 class GateMetric(_Section):
@@ -173,8 +176,7 @@ class PromoteParams(_Section):
     @field_validator("metrics")
     @classmethod
     def _independent_gate(cls, metrics: dict[str, GateMetric]) -> dict[str, GateMetric]:
-        from models.rewards import REWARD_NAMES
-        from models.schema import INDEPENDENT_METRICS
+        from models.schema import INDEPENDENT_METRICS, REWARD_NAMES
 
         rewards = {"reward_total", *(f"reward_{name}" for name in REWARD_NAMES)}
         unknown = sorted(set(metrics) - set(INDEPENDENT_METRICS) - rewards)

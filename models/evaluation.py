@@ -24,9 +24,6 @@ from models.training_data import example_for
 
 logger = logging.getLogger(__name__)
 
-EVAL_TEMPERATURE = 0.7
-EVAL_TOP_P = 0.9
-
 # Extra per-turn scores (the training rewards, when a gate names one): completion, example -> name -> score.
 ExtraScore = Callable[[str, dict[str, Any]], dict[str, float]]
 
@@ -51,6 +48,8 @@ class Decoding:
     max_new_tokens: int
     compute: Compute
     seed: int
+    temperature: float  # params.yaml evaluate.temperature / top_p
+    top_p: float
 
 
 def generate_completions(model_dir: Path | str, prompts: Sequence[str], decoding: Decoding) -> list[str]:
@@ -76,8 +75,8 @@ def generate_completions(model_dir: Path | str, prompts: Sequence[str], decoding
                 # Greedy decoding of a 135M model loops ("</think>" again and again); seeded sampling at
                 # a moderate temperature is what the policy was trained with, and is repeatable.
                 do_sample=True,
-                temperature=EVAL_TEMPERATURE,
-                top_p=EVAL_TOP_P,
+                temperature=decoding.temperature,
+                top_p=decoding.top_p,
                 pad_token_id=tokenizer.pad_token_id,
             )
         new_tokens = out[:, enc["input_ids"].shape[1] :]

@@ -31,6 +31,10 @@ RATING_SOURCES: dict[str, int] = {"epitome": 2, "diasafety": 1}
 RATING_SPLITS: tuple[str, ...] = ("train", "eval", "test")
 EPITOME_MECHANISMS: tuple[str, ...] = ("emotional_reactions", "interpretations", "explorations")
 
+# The GRPO rewards, by name (models/rewards/registry.py maps each to its function). They live here, not
+# with the functions, so reading params.yaml never imports the rewards (nor makes every stage depend on them).
+REWARD_NAMES: tuple[str, ...] = ("format", "grounding", "strategy_fit", "preference", "safety", "repetition")
+
 # What an evaluation measures of a model's replies (models/judging.py, models/esconv_metrics.py). The
 # per-reply metrics are each in [0, 1], higher better, so a weighted composite of them means the same
 # for every model; none of them is a training reward (tests/unit/test_evaluators.py).

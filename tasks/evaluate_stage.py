@@ -28,7 +28,8 @@ TURNS_FILE = "{model}_turns.jsonl"  # per-turn rows of each model, under artifac
 
 
 def decoding(project: Project) -> Decoding:
-    return Decoding(project.params.evaluate.max_new_tokens, project.compute, project.params.seed)
+    settings = project.params.evaluate
+    return Decoding(settings.max_new_tokens, project.compute, project.params.seed, settings.temperature, settings.top_p)
 
 
 def load_evaluators(project: Project) -> Evaluators:

@@ -167,21 +167,24 @@ def load_reward_scorer(
 
 
 def reward_model_version(project: Project) -> str:
-    """The registered version behind `escrag-reward@champion`.
+    """The registered version of the `reward_model` stage's output, as its declared report names it.
 
-    When the alias is missing (a tracking store created after the `reward_model` stage ran, which
-    `dvc.lock` then skips), the stage's folder is registered first, with the metrics of its report.
+    The registry alias is not read: it may have moved since the stage ran. When the report names no
+    version that this tracking store holds (a store created after the stage ran, which `dvc.lock` then
+    skips), the stage's folder is registered first, with the metrics of its report.
     """
     from mlflow.exceptions import MlflowException
 
     configure(project)
-    try:
-        return str(client().get_model_version_by_alias(REWARD_MODEL, CHAMPION).version)
-    except MlflowException:
-        report = project.reports / "reward_model.json"
-        saved = json.loads(report.read_text()) if report.is_file() else {}
-        metrics = {k: float(v) for k, v in saved.items() if isinstance(v, (int, float))}
-        return str(register_reward_model(project, metrics).version)
+    report = project.reports / "reward_model.json"
+    saved = json.loads(report.read_text()) if report.is_file() else {}
+    if saved.get("registered_version"):
+        try:
+            return str(client().get_model_version(REWARD_MODEL, str(saved["registered_version"])).version)
+        except MlflowException:
+            pass
+    metrics = {k: float(v) for k, v in saved.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return str(register_reward_model(project, metrics).version)
 
 
 def preference_scorer(project: Project) -> RewardModelScorer:

@@ -12,6 +12,7 @@ from models.rewards.repetition import repetition_rewards
 from models.rewards.resources import RewardResources
 from models.rewards.safety import safety_rewards
 from models.rewards.strategy import strategy_fit_rewards
+from models.schema import REWARD_NAMES
 
 BatchReward = Callable[[RewardBatch, RewardResources], list[float]]
 RewardFunction = Callable[..., list[float]]
@@ -24,7 +25,8 @@ _REGISTRY: dict[str, BatchReward] = {
     "safety": safety_rewards,
     "repetition": repetition_rewards,
 }
-REWARD_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+if tuple(_REGISTRY) != REWARD_NAMES:  # one list of names (models.schema), one function each
+    raise RuntimeError(f"reward registry {tuple(_REGISTRY)} differs from models.schema.REWARD_NAMES {REWARD_NAMES}")
 
 
 class UnknownRewardError(ValueError):
