@@ -53,8 +53,12 @@ class Compute:
         return _GENERATE_BATCH[self.device]
 
     def trainer_args(self) -> dict[str, bool]:
-        """The placement fields of a transformers/TRL `TrainingArguments`."""
-        return {"use_cpu": self.device == "cpu", "bf16": self.precision == "bf16", "fp16": False}
+        """The placement fields of a transformers/TRL `TrainingArguments`. On the CPU, training is made
+        bit-for-bit repeatable (`full_determinism`: seeded, deterministic algorithms), which costs nothing
+        measurable there; on a GPU it would forbid fast kernels, so `escrag reproduce` reports the largest
+        weight difference instead (docs/reproduce.md)."""
+        cpu = self.device == "cpu"
+        return {"use_cpu": cpu, "bf16": self.precision == "bf16", "fp16": False, "full_determinism": cpu}
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """bf16 autocast on the device when the precision asks for it; otherwise nothing."""
@@ -70,7 +74,14 @@ class Compute:
             "compute.device": self.device,
             "compute.precision": self.precision,
             "compute.gpu": self.gpu_name or "none",
+            "compute.threads": str(_torch_threads()),  # CPU sums in another order with another thread count
         }
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 def _cuda_name() -> str | None:

@@ -43,6 +43,19 @@ class GrpoSettings:
         return self.micro_batch_size or self.completions_per_step
 
 
+def largest_weight_difference(a: Path, b: Path) -> float:
+    """The largest absolute difference between two saved models' weights (safetensors, same names);
+    infinity when they share no tensor or a shared tensor changed shape."""
+    from safetensors.torch import load_file
+
+    first, second = ({k: v for f in sorted(Path(d).glob("*.safetensors")) for k, v in load_file(f).items()}
+                     for d in (a, b))  # fmt: skip
+    shared = sorted(set(first) & set(second))
+    if not shared or any(first[k].shape != second[k].shape for k in shared):
+        return float("inf")
+    return max(float((first[k].float() - second[k].float()).abs().max()) for k in shared)
+
+
 def weights_digest(model: Any) -> str:
     """sha256 over the model's parameters in name order: the same on every rank after DDP, and after a reload."""
     digest = hashlib.sha256()

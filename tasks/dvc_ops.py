@@ -193,6 +193,12 @@ def uncached_files(root: Path, stage: str) -> list[str]:
     return [path for path, cached in _declared_outs(root, stage) if not cached and Path(path).suffix]
 
 
+def remote_urls(root: Path) -> dict[str, str]:
+    """Each DVC remote's URL as DVC resolves it (a relative local path becomes absolute)."""
+    with _repo(root) as repo:
+        return {name: str(remote["url"]) for name, remote in repo.config["remote"].items()}
+
+
 def pull_stages(root: Path, stages: list[str]) -> None:
     """`dvc pull` the cached outputs of `stages` as `dvc.lock` records them."""
     if stages:

@@ -225,6 +225,17 @@ def _plots(out: Path, summaries: dict[str, dict[str, Any]], curve: list[dict[str
     return [plot_reward_curve(curve, out / "reward_curve.png"), plot_comparison(summaries, out / "comparison.png")]
 
 
+def eval_metrics(report: dict[str, Any]) -> dict[str, float]:
+    """The evaluation's metrics as the registered run logs them (`eval.MODEL.METRIC`, `eval.win_rate_vs_base.*`)."""
+    metrics = {
+        f"eval.{model}.{k}": float(v)
+        for model, summary in report["models"].items()
+        for k, v in summary.items()
+        if isinstance(v, float)
+    }
+    return metrics | {f"eval.win_rate_vs_base.{k}": float(v) for k, v in report["win_rates"]["base"].items()}
+
+
 def _log(project: Project, report: dict[str, Any], plots: list[Path]) -> None:
     import mlflow
 
@@ -236,10 +247,7 @@ def _log(project: Project, report: dict[str, Any], plots: list[Path]) -> None:
             dataset_digest(project, "dialogues"),
             "evaluation",
         )
-        for model, summary in report["models"].items():
-            numeric = {k: v for k, v in summary.items() if isinstance(v, float)}
-            mlflow.log_metrics({f"eval.{model}.{k}": v for k, v in numeric.items()})
-        mlflow.log_metrics({f"eval.win_rate_vs_base.{k}": v for k, v in report["win_rates"]["base"].items()})
+        mlflow.log_metrics(eval_metrics(report))
         mlflow.set_tag("eval.crisis_suite", report["crisis"]["summary"][:5000])
         for path in plots:
             mlflow.log_artifact(str(path), artifact_path="evaluation")

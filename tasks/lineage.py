@@ -9,7 +9,7 @@ from pathlib import Path
 from tasks.dvc_ops import data_md5, lock_dep_md5, lock_out_md5
 
 # Stages whose outputs other stages consume; their dvc.lock md5s become run tags.
-UPSTREAM_STAGES = ("validate", "base_model", "index", "reward_model", "sft")
+UPSTREAM_STAGES = ("validate", "base_model", "index", "evaluators", "reward_model", "sft")
 
 
 def _git(root: Path, *args: str) -> str:

@@ -84,6 +84,31 @@ def move_champion(version: str) -> None:
     client().set_registered_model_alias(POLICY_MODEL, CHAMPION, version)
 
 
+class UnknownModelError(LookupError):
+    """A model argument that names no registered version, alias or run."""
+
+
+def run_of(model: str) -> tuple[Any, str | None]:
+    """The MLflow run behind `model` and its registered version (None for a bare run id).
+
+    `model` is `models:/NAME/VERSION`, `models:/NAME@ALIAS` or a run id.
+    """
+    from mlflow.exceptions import MlflowException
+
+    try:
+        if model.startswith("models:/"):
+            name, _, ref = model.removeprefix("models:/").partition("@")
+            if ref:
+                found = client().get_model_version_by_alias(name, ref)
+            else:
+                name, _, version = name.partition("/")
+                found = client().get_model_version(name, version)
+            return client().get_run(found.run_id), str(found.version)
+        return client().get_run(model), None
+    except MlflowException as error:
+        raise UnknownModelError(f"{model}: no such model version, alias or run ({error.message[:200]})") from None
+
+
 def version_uri(version: str) -> str:
     return f"models:/{POLICY_MODEL}/{version}"
 

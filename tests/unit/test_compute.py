@@ -29,8 +29,10 @@ def h200(monkeypatch):
 def test_auto_without_a_gpu_is_cpu_fp32(no_gpu):
     resolved = resolve_compute(ComputeParams())
     assert resolved == Compute("cpu", "fp32", "")
-    assert resolved.trainer_args() == {"use_cpu": True, "bf16": False, "fp16": False}
-    assert resolved.as_params() == {"compute.device": "cpu", "compute.precision": "fp32", "compute.gpu": "none"}
+    assert resolved.trainer_args() == {"use_cpu": True, "bf16": False, "fp16": False, "full_determinism": True}
+    params = resolved.as_params()
+    assert params.pop("compute.threads").isdigit()
+    assert params == {"compute.device": "cpu", "compute.precision": "fp32", "compute.gpu": "none"}
 
 
 def test_cuda_without_a_gpu_names_the_key(no_gpu):
@@ -41,7 +43,7 @@ def test_cuda_without_a_gpu_names_the_key(no_gpu):
 def test_auto_on_a_gpu_is_cuda_bf16_with_its_name(h200):
     resolved = resolve_compute(ComputeParams())
     assert (resolved.device, resolved.precision, resolved.gpu_name) == ("cuda", "bf16", "NVIDIA H200")
-    assert resolved.trainer_args() == {"use_cpu": False, "bf16": True, "fp16": False}
+    assert resolved.trainer_args() == {"use_cpu": False, "bf16": True, "fp16": False, "full_determinism": False}
     assert resolved.encode_batch_size > resolve_compute(ComputeParams(device="cpu")).encode_batch_size
 
 
