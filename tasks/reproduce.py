@@ -87,9 +87,22 @@ def prepare_worktree(project: Project, commit: str, into: Path) -> None:
         _run([*dvc, "remote", "modify", "--local", name, "url", url], into, what="dvc remote modify")
 
 
+def _declared_outputs(into: Path) -> dict[str, list[tuple[str, bool]]]:
+    """Each stage's declared outputs (outs, metrics, plots) as (path, cached), from the worktree's dvc.yaml."""
+    stages = yaml.safe_load((into / "dvc.yaml").read_text())["stages"]
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for name, stage in stages.items():
+        for key in ("outs", "metrics", "plots"):
+            for item in stage.get(key) or []:
+                path, options = next(iter(item.items())) if isinstance(item, dict) else (item, {})
+                found.setdefault(name, []).append((path, (options or {}).get("cache", True)))
+    return found
+
+
 def point_inputs_at_recorded_md5s(into: Path, tags: dict[str, str]) -> list[str]:
-    """Write the recorded md5s of the data and of each restored stage's outputs into the worktree's
-    data.dvc and dvc.lock (the committed ones may predate the run). Returns the stages to pull."""
+    """Write the recorded md5s of the data and of each restored stage's cached outputs into the
+    worktree's data.dvc and dvc.lock (the committed ones may predate the run, or lack the stage).
+    Returns the stages whose every cached output was recorded: those are pulled, the rest re-run."""
     data_file = into / "data.dvc"
     data = yaml.safe_load(data_file.read_text())
     if tags.get("data.md5", "unversioned") != "unversioned":
@@ -97,14 +110,14 @@ def point_inputs_at_recorded_md5s(into: Path, tags: dict[str, str]) -> list[str]
         data_file.write_text(yaml.safe_dump(data, sort_keys=False))
     lock_file = into / "dvc.lock"
     lock = yaml.safe_load(lock_file.read_text())
+    declared = _declared_outputs(into)
     restorable = []
     for stage in RESTORED_STAGES:
-        outs = lock.get("stages", {}).get(stage, {}).get("outs", [])
-        recorded = [tags.get(f"dvc.{out['path']}.md5") for out in outs]
-        if outs and all(recorded):
-            for out, md5 in zip(outs, recorded, strict=True):
-                out.update({"md5": md5, "hash": "md5"})
-                out.pop("size", None), out.pop("nfiles", None)
+        cached = [path for path, is_cached in declared.get(stage, []) if is_cached]
+        recorded = {path: tags.get(f"dvc.{path}.md5") for path in cached}
+        if cached and all(recorded.values()):
+            entry = lock.setdefault("stages", {}).setdefault(stage, {"cmd": f"escrag stage {stage}"})
+            entry["outs"] = [{"path": p, "hash": "md5", "md5": md5} for p, md5 in recorded.items()]
             restorable.append(stage)
     lock_file.write_text(yaml.safe_dump(lock, sort_keys=False))
     return restorable
@@ -140,7 +153,11 @@ def compare(run: Any, into: Path, weight_difference: Callable[[Path], float | No
         checks.append(Check(name, f"{metrics[name]:.6g}", "missing" if again is None else f"{again:.6g}",
                             again is not None and abs(again - metrics[name]) <= 1e-9))  # fmt: skip
     now = lineage_tags(into)
-    for key in sorted(k for k in tags if k.startswith(COMPARED_TAGS) or _is_upstream_tag(k)):
+    # an uncached report names its MLflow run, so it differs on every run by design; its metrics are compared
+    # above. Uncached models (base_model, sft) are rebuilt here, so their md5s are compared.
+    uncached = {f"dvc.{path}.md5" for outs in _declared_outputs(into).values() for path, cached in outs
+                if not cached and path.startswith("artifacts/reports/")}  # fmt: skip
+    for key in sorted(k for k in tags if (k.startswith(COMPARED_TAGS) or _is_upstream_tag(k)) and k not in uncached):
         checks.append(Check(f"tag {key}", tags[key], now.get(key, "missing"), now.get(key) == tags[key]))
     return checks
 
