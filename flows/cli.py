@@ -123,7 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.set_defaults(func=cmd_status)
 
-    from flows import data_cli, evaluate_cli, preferences, promotion_cli, safety_cli, score, search, services_cli
+    from flows import (
+        data_cli,
+        evaluate_cli,
+        lineage_cli,
+        preferences,
+        promotion_cli,
+        reproduce_cli,
+        safety_cli,
+        score,
+        search,
+        services_cli,
+    )
 
     search.add_parser(sub)
     search.add_eval_parser(sub)
@@ -134,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     safety_cli.add_parser(sub)
     evaluate_cli.add_parser(sub)
     promotion_cli.add_parser(sub)
+    lineage_cli.add_parser(sub)
+    reproduce_cli.add_parser(sub)
     return parser
 
 
