@@ -21,7 +21,9 @@ def _git(root: Path, *args: str) -> str:
 
 def git_state(root: Path) -> dict[str, str]:
     commit = _git(root, "rev-parse", "HEAD") or "unknown"
-    dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
+    # dvc.lock is rewritten by the run itself after each stage; any other uncommitted change is real
+    changed = _git(root, "status", "--porcelain", "--untracked-files=no").splitlines()
+    dirty = any(line[3:].strip() != "dvc.lock" for line in changed)
     return {"git.commit": commit, "git.dirty": str(dirty).lower()}
 
 
