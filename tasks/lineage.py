@@ -23,7 +23,7 @@ def git_state(root: Path) -> dict[str, str]:
     commit = _git(root, "rev-parse", "HEAD") or "unknown"
     # dvc.lock is rewritten by the run itself after each stage; any other uncommitted change is real
     changed = _git(root, "status", "--porcelain", "--untracked-files=no").splitlines()
-    dirty = any(line[3:].strip() != "dvc.lock" for line in changed)
+    dirty = any(line.split(None, 1)[-1] != "dvc.lock" for line in changed)  # "XY path" (first X stripped)
     return {"git.commit": commit, "git.dirty": str(dirty).lower()}
 
 

@@ -99,6 +99,15 @@ def _declared_outputs(into: Path) -> dict[str, list[tuple[str, bool]]]:
     return found
 
 
+def _recorded_data_deps(deps: list[dict[str, Any]], tags: dict[str, str]) -> list[dict[str, Any]]:
+    """A stage's lock deps with each dataset at its recorded md5 (`data.<dataset>.md5`), so the lineage
+    tags read back from the worktree name the data the run saw."""
+    recorded = {f"data/{k.removeprefix('data.').removesuffix('.md5')}": v for k, v in tags.items()
+                if k.startswith("data.") and k.endswith(".md5") and k != "data.md5"}  # fmt: skip
+    kept = [d for d in deps if d.get("path") not in recorded]
+    return kept + [{"path": path, "hash": "md5", "md5": md5} for path, md5 in sorted(recorded.items())]
+
+
 def point_inputs_at_recorded_md5s(into: Path, tags: dict[str, str]) -> list[str]:
     """Write the recorded md5s of the data and of each restored stage's cached outputs into the
     worktree's data.dvc and dvc.lock (the committed ones may predate the run, or lack the stage).
@@ -118,6 +127,7 @@ def point_inputs_at_recorded_md5s(into: Path, tags: dict[str, str]) -> list[str]
         if cached and all(recorded.values()):
             entry = lock.setdefault("stages", {}).setdefault(stage, {"cmd": f"escrag stage {stage}"})
             entry["outs"] = [{"path": p, "hash": "md5", "md5": md5} for p, md5 in recorded.items()]
+            entry["deps"] = _recorded_data_deps(entry.get("deps", []), tags)
             restorable.append(stage)
     lock_file.write_text(yaml.safe_dump(lock, sort_keys=False))
     return restorable

@@ -31,13 +31,15 @@ def _worktree(tmp_path: Path) -> Path:
 
 def test_recorded_md5s_replace_stale_ones_and_fill_missing_stages(tmp_path: Path) -> None:
     root = _worktree(tmp_path)
-    tags = {"data.md5": "new.dir", "dvc.artifacts/index.md5": "idx.dir", "dvc.artifacts/evaluators.md5": "ev.dir"}
+    tags = {"data.md5": "new.dir", "data.knowledge.md5": "kn.dir", "dvc.artifacts/index.md5": "idx.dir",
+            "dvc.artifacts/evaluators.md5": "ev.dir"}  # fmt: skip
     restorable = point_inputs_at_recorded_md5s(root, tags)
     assert restorable == ["index", "evaluators"]  # reward_model's output was not recorded: it is re-run
     lock = yaml.safe_load((root / "dvc.lock").read_text())["stages"]
     assert lock["index"]["outs"] == [{"path": "artifacts/index", "hash": "md5", "md5": "idx.dir"}]
     assert lock["evaluators"]["outs"] == [{"path": "artifacts/evaluators", "hash": "md5", "md5": "ev.dir"}]
     assert yaml.safe_load((root / "data.dvc").read_text())["outs"][0]["md5"] == "new.dir"
+    assert {"path": "data/knowledge", "hash": "md5", "md5": "kn.dir"} in lock["index"]["deps"]
 
 
 def test_an_unversioned_run_keeps_the_committed_data_version(tmp_path: Path) -> None:
