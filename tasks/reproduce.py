@@ -13,13 +13,14 @@ base-model hash. Reproduction:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,20 @@ def rerun_stages(into: Path, stages: list[str], progress: Callable[[str], None])
         progress(f"re-running stage {stage}")
         cmd = [sys.executable, "-m", "flows.cli", "--project", str(into), "stage", stage]
         _run(cmd, into, stage_env(into), what=f"stage {stage}")
-        dvc_ops.commit_stage(into, stage)  # dvc.lock now records what was rebuilt, for the comparison
+        with _quiet("dvc.dvcfile"):  # its "Updating lock file" goes to stdout, which is the report's
+            dvc_ops.commit_stage(into, stage)  # dvc.lock now records what was rebuilt, for the comparison
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Only warnings from logger `name` while inside."""
+    log = logging.getLogger(name)
+    level = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def compare(run: Any, into: Path, weight_difference: Callable[[Path], float | None]) -> list[Check]:
