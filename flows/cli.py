@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         safety_cli,
         score,
         search,
+        serve_cli,
         services_cli,
     )
 
@@ -147,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     promotion_cli.add_parser(sub)
     lineage_cli.add_parser(sub)
     reproduce_cli.add_parser(sub)
+    serve_cli.add_parser(sub)
     return parser
 
 

@@ -202,6 +202,46 @@ class PreferencesParams(_Section):
     judge_temperature: float = Field(0.0, ge=0, le=2)
 
 
+class CrisisParams(_Section):
+    """What the serving safety layer tells a seeker at risk: configuration, not code (docs/serving.md).
+
+    `reply` may use {line} and {emergency}; the layer checks at load that the reply it would send passes
+    the safety assessment for a seeker at risk."""
+
+    line: str = Field("a crisis line (988 in the US, 116 123 in the UK and Ireland)", min_length=3)
+    emergency: str = Field("emergency services (911 in the US, 112 in Europe)", min_length=3)
+    reply: str = Field(
+        "I'm really glad you told me, and I'm so sorry you're carrying this much pain. Your safety matters "
+        "most right now. Are you thinking about ending your life or hurting yourself? Please reach out to "
+        "{line} or {emergency} right now, and ask someone you trust to be with you tonight.",
+        min_length=20,
+    )
+
+    @field_validator("reply")
+    @classmethod
+    def _known_placeholders(cls, reply: str) -> str:
+        try:
+            reply.format(line="", emergency="")
+        except (KeyError, IndexError, ValueError) as error:
+            raise ValueError(f"only {{line}} and {{emergency}} may appear in braces ({error!r})") from None
+        return reply
+
+    def text(self) -> str:
+        """The crisis reply with the configured resources filled in."""
+        return self.reply.format(line=self.line, emergency=self.emergency)
+
+
+class ServeParams(_Section):
+    """The served champion (`escrag serve`, `escrag chat`): baked into the model when it is registered."""
+
+    max_new_tokens: PositiveInt = 128  # reasoning and reply; the reasoning is dropped from the answer
+    seed: int = 0  # a request is sampled with this seed, so the same conversation gets the same reply
+    fallback_reply: str = Field(
+        "I'm here and I'm listening. Can you tell me a bit more about what has been happening?", min_length=10
+    )  # when the policy never closed its reasoning within max_new_tokens
+    crisis: CrisisParams = Field(default_factory=CrisisParams)
+
+
 class Params(_Section):
     seed: int = 13
     compute: ComputeParams = Field(default_factory=ComputeParams)
@@ -216,6 +256,7 @@ class Params(_Section):
     evaluate: EvaluateParams = Field(default_factory=EvaluateParams)
     promote: PromoteParams = Field(default_factory=PromoteParams)
     preferences: PreferencesParams = Field(default_factory=PreferencesParams)
+    serve: ServeParams = Field(default_factory=ServeParams)
 
 
 def describe_error(error: ValidationError, path: Path) -> str:

@@ -57,30 +57,15 @@ def generate_completions(model_dir: Path | str, prompts: Sequence[str], decoding
     import torch
     from tqdm.auto import tqdm
 
-    from models.base_model import load_policy
+    from models.generation import PolicyGenerator, Sampling
 
     compute = decoding.compute
-    model, tokenizer = load_policy(model_dir, compute)
-    model.eval()
+    generator = PolicyGenerator(model_dir, compute, Sampling(decoding.temperature, decoding.top_p))
     torch.manual_seed(decoding.seed)
     batch_size = compute.generate_batch_size
     completions: list[str] = []
     for start in tqdm(range(0, len(prompts), batch_size), desc=f"generate {Path(str(model_dir)).name}"):
-        batch = list(prompts[start : start + batch_size])
-        enc = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False).to(compute.device)
-        with torch.no_grad():
-            out = model.generate(
-                **enc,
-                max_new_tokens=decoding.max_new_tokens,
-                # Greedy decoding of a 135M model loops ("</think>" again and again); seeded sampling at
-                # a moderate temperature is what the policy was trained with, and is repeatable.
-                do_sample=True,
-                temperature=decoding.temperature,
-                top_p=decoding.top_p,
-                pad_token_id=tokenizer.pad_token_id,
-            )
-        new_tokens = out[:, enc["input_ids"].shape[1] :]
-        completions.extend(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
+        completions.extend(generator.complete(prompts[start : start + batch_size], decoding.max_new_tokens))
     return completions
 
 

@@ -140,11 +140,19 @@ class Retriever:
     """Searches the guidance table; one instance per process, opened lazily."""
 
     def __init__(
-        self, db_dir: Path, table: str, embedder, mode: SearchMode = "vector", max_per_strategy: int = 0
+        self,
+        db_dir: Path,
+        table: str,
+        embedder,
+        mode: SearchMode = "vector",
+        max_per_strategy: int = 0,
+        version: int | None = None,
     ) -> None:
         import lancedb
 
         self._table = lancedb.connect(str(db_dir)).open_table(table)
+        if version is not None:  # a pinned table version (a served model searches what it was trained on)
+            self._table.checkout(version)
         self._embedder = embedder
         self.mode = mode
         self.max_per_strategy = max_per_strategy  # 0: no limit

@@ -48,15 +48,24 @@ def build_examples(
     return [example_for(d, ctx, search, tokenizer, k) for _, d, ctx in candidates[:max_examples]]
 
 
+def prompt_for(
+    context: Sequence[dict[str, Any]], situation: str, search, tokenizer, k: int
+) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The policy's prompt for the reply after `context`: the turns it shows and the passages retrieved by
+    the documented query rule. Training, evaluation and serving all build prompts here."""
+    passages = search(retrieval_query(situation, context), k)
+    shown = list(context[-MAX_CONTEXT_TURNS:])
+    return build_prompt(tokenizer, shown, passages), shown, passages
+
+
 def example_for(dialogue: dict[str, Any], context: list[dict[str, Any]], search, tokenizer, k: int) -> dict[str, Any]:
     """The prompt for the reply after `context`, the passages and turns it shows, and the reward columns."""
     turns = dialogue["turns"]
     gold = turns[len(context)]
     stage = infer_stage(len(context) / len(turns), gold.get("strategy"))
-    passages = search(retrieval_query(dialogue.get("situation", ""), context), k)
-    shown = context[-MAX_CONTEXT_TURNS:]
+    prompt, shown, passages = prompt_for(context, dialogue.get("situation", ""), search, tokenizer, k)
     return {
-        "prompt": build_prompt(tokenizer, shown, passages),
+        "prompt": prompt,
         "shown_turns": shown,
         "passages": passages,
         "dialogue_id": dialogue["id"],

@@ -56,16 +56,13 @@ def register_candidate(project: Project) -> str:
         first = min(existing, key=lambda mv: int(mv.version))
         logger.info("run %s is already %s version %s", run_id, POLICY_MODEL, first.version)
         return str(first.version)
-    from transformers import pipeline
+    from tasks.policy_pyfunc import log_policy_model
 
-    policy = pipeline("text-generation", model=str(project.artifact("policy")), device=project.compute.device)
-    with mlflow.start_run(run_id=run_id):
-        info = mlflow.transformers.log_model(
-            transformers_model=policy,
-            name="policy",
-            pip_requirements=PIP_REQUIREMENTS,
-            registered_model_name=POLICY_MODEL,
-        )
+    with mlflow.start_run(run_id=run_id) as run:
+        index_version = run.data.tags.get("index.table_version", "none")
+        if not index_version.isdigit():
+            raise ValueError(f"run {run_id} names no index table version (tag index.table_version={index_version!r})")
+        info = log_policy_model(project, project.artifact("policy"), int(index_version), POLICY_MODEL)
     version = str(info.registered_model_version)
     client().set_registered_model_alias(POLICY_MODEL, CHALLENGER, version)
     return version
@@ -115,11 +112,25 @@ def version_uri(version: str) -> str:
 
 @contextlib.contextmanager
 def downloaded(uri: str) -> Iterator[Path]:
-    """A registered policy (`models:/NAME/VERSION` or `models:/NAME@ALIAS`) saved to a temporary folder."""
+    """The policy folder of a registered model (`models:/NAME/VERSION` or `models:/NAME@ALIAS`), in a
+    temporary folder: the `policy` artifact of a servable model, or a bare transformers pipeline re-saved
+    (versions registered before serving was built)."""
     import mlflow
+    import yaml
 
-    components = mlflow.transformers.load_model(uri, return_type="components")
+    from tasks.policy_pyfunc import POLICY
+
     with tempfile.TemporaryDirectory(prefix="escrag-policy-") as tmp:
-        components["model"].save_pretrained(tmp)
-        components["tokenizer"].save_pretrained(tmp)
-        yield Path(tmp)
+        local = Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=tmp))
+        flavors = yaml.safe_load((local / "MLmodel").read_text())["flavors"]
+        if "transformers" in flavors:
+            components = mlflow.transformers.load_model(str(local), return_type="components")
+            folder = Path(tmp) / "resaved"
+            components["model"].save_pretrained(folder)
+            components["tokenizer"].save_pretrained(folder)
+            yield folder
+            return
+        artifacts = flavors["python_function"].get("artifacts", {})
+        if POLICY not in artifacts:
+            raise UnknownModelError(f"{uri}: not an escrag policy (no {POLICY!r} artifact)")
+        yield local / artifacts[POLICY]["path"]
