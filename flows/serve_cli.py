@@ -88,8 +88,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     url = f"http://{args.host}:{args.port}"
     print(f"starting {model} on {url} ...", file=sys.stderr)
-    process = subprocess.Popen(
-        serve_command(model, args.host, args.port, args.workers), env=serve_environment(project.tracking_uri)
+    process = subprocess.Popen(  # the server's own log (access lines) goes to stderr; stdout carries the URL
+        serve_command(model, args.host, args.port, args.workers),
+        env=serve_environment(project.tracking_uri),
+        stdout=sys.stderr,
     )
     try:
         if not wait_until_ready(url, process):
