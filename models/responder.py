@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from models.dialogue import Turn
 from models.rewards.strategy import classify_strategies
@@ -23,10 +23,17 @@ SPEAKERS = ("seeker", "supporter")
 FALLBACK = "fallback"  # the policy never closed its reasoning: the configured fallback reply was sent
 _TAG = re.compile(r"</?think>", re.IGNORECASE)
 
-# prompt, max_new_tokens -> completion (the text after the prompt)
-Complete = Callable[[str, int], str]
 # query, k -> passages (dicts with id, strategy, stage, title, text)
 Search = Callable[[str, int], list[dict[str, Any]]]
+
+
+class Policy(Protocol):
+    """What a reply needs of the policy: its tokenizer (chat template) and seeded completion
+    (models.generation.PolicyGenerator)."""
+
+    tokenizer: Any
+
+    def complete_seeded(self, prompt: str, max_new_tokens: int, seed: int) -> str: ...
 
 
 class ConversationError(ValueError):
@@ -62,12 +69,12 @@ def named_strategy(think: str) -> str | None:
 class Responder:
     """Everything a reply needs, assembled once (tasks/policy_pyfunc.py builds it from a registered model)."""
 
-    complete: Complete
-    tokenizer: Any
+    policy: Policy
     search: Search
     layer: SafetyLayer
     k: int
     max_new_tokens: int
+    seed: int  # every request is sampled with it: the same conversation gets the same reply
     fallback_reply: str
 
     def respond(
@@ -75,8 +82,8 @@ class Responder:
     ) -> dict[str, Any]:
         """`{reply, strategy, guidance_ids, guidance_titles, safety}` (+ `reasoning` when asked for)."""
         turns = check_turns(turns)
-        prompt, _, passages = prompt_for(turns, situation or "", self.search, self.tokenizer, self.k)
-        parsed = parse_completion(self.complete(prompt, max_new_tokens or self.max_new_tokens))
+        prompt, _, passages = prompt_for(turns, situation or "", self.search, self.policy.tokenizer, self.k)
+        parsed = parse_completion(self.policy.complete_seeded(prompt, max_new_tokens or self.max_new_tokens, self.seed))
         reply = _TAG.sub("", parsed.reply).strip()
         source = "policy" if reply else FALLBACK
         guarded = self.layer.check(reply or self.fallback_reply, turns)
@@ -134,13 +141,12 @@ def load_responder(policy_dir: str, index_dir: str, embedder_dir: str, config: d
     )
     layer = SafetyLayer(resources.safety_assessor, config["crisis_reply"])
     layer.verify_crisis_reply(CRISIS_PROBE)
-    seed = int(config["seed"])
     return Responder(
-        complete=lambda prompt, n: generator.complete_seeded(prompt, n, seed),
-        tokenizer=generator.tokenizer,
+        policy=generator,
         search=lambda query, k: retriever.search(query, k=k),
         layer=layer,
         k=int(retrieval["k"]),
         max_new_tokens=int(config["max_new_tokens"]),
+        seed=int(config["seed"]),
         fallback_reply=config["fallback_reply"],
     )

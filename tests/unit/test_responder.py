@@ -34,13 +34,22 @@ def _layer(risk_bias: float, safe_bias: float) -> SafetyLayer:
     return SafetyLayer(assessor, CRISIS_REPLY)
 
 
-def _responder(completion: str, layer: SafetyLayer, seen: list | None = None) -> Responder:
-    def complete(prompt: str, n: int) -> str:
-        if seen is not None:
-            seen.append((prompt, n))
-        return completion
+class FixedPolicy(ChatTemplate):
+    """A policy that completes every prompt alike, and keeps what it was asked."""
 
-    return Responder(complete, ChatTemplate(), lambda q, k: PASSAGES[:k], layer, 2, 64, "Tell me more?")
+    def __init__(self, completion: str) -> None:
+        self.completion = completion
+        self.tokenizer = self
+        self.asked: list[tuple[str, int, int]] = []
+
+    def complete_seeded(self, prompt: str, max_new_tokens: int, seed: int) -> str:
+        self.asked.append((prompt, max_new_tokens, seed))
+        return self.completion
+
+
+def _responder(completion: str, layer: SafetyLayer, policy: FixedPolicy | None = None) -> Responder:
+    policy = policy or FixedPolicy(completion)
+    return Responder(policy, lambda q, k: PASSAGES[:k], layer, 2, 64, 7, "Tell me more?")
 
 
 TURNS = [
@@ -51,16 +60,16 @@ TURNS = [
 
 
 def test_reply_drops_the_reasoning_and_carries_strategy_and_guidance() -> None:
-    seen: list = []
     completion = "Stage: Comforting. Reflection of feelings fits.</think>\nIt sounds like you feel let down."
-    answer = _responder(completion, _layer(-9.0, 9.0), seen).respond(TURNS)
+    policy = FixedPolicy(completion)
+    answer = _responder(completion, _layer(-9.0, 9.0), policy).respond(TURNS)
     assert answer["reply"] == "It sounds like you feel let down."
     assert "think" not in answer["reply"] and "reasoning" not in answer
     assert answer["strategy"] == "Reflection of feelings"
     assert answer["guidance_ids"] == ["p1", "p2"] and answer["guidance_titles"] == ["Open questions", "Mirror"]
     assert answer["safety"]["action"] == KEPT and not answer["safety"]["replaced"]
-    prompt, max_new_tokens = seen[0]
-    assert "I feel stupid." in prompt and "Open questions" in prompt and max_new_tokens == 64
+    [(prompt, max_new_tokens, seed)] = policy.asked
+    assert "I feel stupid." in prompt and "Open questions" in prompt and (max_new_tokens, seed) == (64, 7)
 
 
 def test_reasoning_only_when_asked_for() -> None:
