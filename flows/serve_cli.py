@@ -9,8 +9,10 @@ the server answers. `escrag chat` loads the same model in-process and keeps the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -88,21 +90,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     url = f"http://{args.host}:{args.port}"
     print(f"starting {model} on {url} ...", file=sys.stderr)
+    # Its own process group: mlflow starts uvicorn as a child, and stopping escrag serve stops both.
     process = subprocess.Popen(  # the server's own log (access lines) goes to stderr; stdout carries the URL
         serve_command(model, args.host, args.port, args.workers),
         env=serve_environment(project.tracking_uri),
         stdout=sys.stderr,
+        start_new_session=True,
     )
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         if not wait_until_ready(url, process):
-            process.terminate()
             print(f"escrag serve: the server did not answer on {url}", file=sys.stderr)
             return EXIT_FAILED
         print(f"serving {model} at {url}/invocations", flush=True)
         return process.wait()
     except KeyboardInterrupt:
-        process.terminate()
         return EXIT_OK
+    finally:
+        stop_group(process)
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def stop_group(process: subprocess.Popen, grace_s: float = 20) -> None:
+    """Stop the server and everything it started, even when mlflow itself has exited already (SIGTERM to the
+    process group, then SIGKILL after `grace_s`)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=grace_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def side_line(answer: dict[str, Any]) -> str:

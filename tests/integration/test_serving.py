@@ -154,6 +154,8 @@ def test_escrag_serve_answers_over_http(project, champion):
     finally:
         server.terminate()
         server.wait(timeout=60)
+    with pytest.raises(urllib.error.URLError):  # stopping escrag serve stopped the server it started
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=5)
 
 
 def test_chat_holds_a_three_turn_conversation(project, champion):
