@@ -147,7 +147,8 @@ def cmd_lineage(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from tasks.lineage_report import ModelArgumentError, diff_lineage, lineage
+    from tasks.lineage_diff import diff_lineage
+    from tasks.lineage_report import ModelArgumentError, lineage
 
     project = project_from(args)
     reports = []

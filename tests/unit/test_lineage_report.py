@@ -11,18 +11,9 @@ import re
 import pytest
 
 from flows.lineage_cli import render_diff, render_lineage
+from tasks.lineage_diff import changed, diff_lineage, stage_params
 from tasks.lineage_html import lineage_html
-from tasks.lineage_report import (
-    ModelArgumentError,
-    ModelRef,
-    changed,
-    dep_tag,
-    diff_lineage,
-    finite,
-    inputs_agree,
-    parse_model,
-    stage_params,
-)
+from tasks.lineage_report import ModelArgumentError, ModelRef, dep_tag, finite, inputs_agree, parse_model
 
 RUN = "0123456789abcdef0123456789abcdef"
 
