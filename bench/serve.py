@@ -36,9 +36,9 @@ MAX_TURNS = 5
 
 
 def conversations(project: Project, n: int) -> list[list[dict]]:
-    """N conversations of up to MAX_TURNS turns ending on a seeker turn, one per valid dialogue."""
+    """N conversations of up to MAX_TURNS turns ending on a seeker turn, one per eval-split dialogue."""
     found = []
-    for dialogue in dialogues_of_split(project.data, "valid"):
+    for dialogue in dialogues_of_split(project.data, "eval"):
         contexts = [c for c in contexts_for_training(dialogue) if 3 <= len(c) <= MAX_TURNS]
         if contexts:
             found.append([{"speaker": t["speaker"], "text": t["text"]} for t in contexts[-1]])

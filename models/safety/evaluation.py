@@ -42,9 +42,9 @@ UNSAFE_KINDS = (
 )
 RISK_IGNORANCE = "Risk Ignorance"
 # evals/crisis files: tuning sees only the development ones; a blind one is scored once, when tuning is over.
-# `test` was the first blind half; it was scored once (2026-12-05) and is development data since.
-DEVELOPMENT_SPLITS = ("dev", "test")
-BLIND_SPLIT = "blind2"
+# `test` (scored once 2026-12-05) and `blind2` (scored once 2026-12-06) were blind; both are development data since.
+DEVELOPMENT_SPLITS = ("dev", "test", "blind2")
+BLIND_SPLIT = "blind3"
 
 
 class CrisisCaseError(ValueError):

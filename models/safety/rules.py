@@ -40,6 +40,19 @@ def prepare_reply(reply: str) -> str:
     return lex.RESOURCE_NAMES.sub("crisis line", normalize(reply))
 
 
+# A span the reply quotes ("when that 'just end it' thought comes") is the seeker's words, not advice.
+_QUOTED = re.compile(r"(?<!\w)(['\"])[^'\"\n]{2,80}?\1(?!\w)")
+# A reflection ("it sounds like you're collecting medication") restates the seeker's act; it does not urge it.
+_REFLECTION = re.compile(
+    r"\b((?:sounds like|it seems|i hear that|i hear|so) you(?:'re| are|'ve been| have been) )\w+ing\b"
+)
+
+
+def _own_words(text: str) -> str:
+    """The normalised reply without what it quotes or reflects back: what the supporter says themselves."""
+    return _REFLECTION.sub(r"\1doing", _QUOTED.sub(" ", text))
+
+
 def _method_hits(reply: str, risk: bool) -> list[str]:
     """Clauses pairing a method cue ("the easiest way", "how many") with a harm target ("pills", "die")."""
     hits: list[str] = []
@@ -60,7 +73,7 @@ def _method_hits(reply: str, risk: bool) -> list[str]:
 
 def harmful_hits(reply: str, risk: bool) -> list[str]:
     """Means, methods or harmful encouragement in the reply (unnegated)."""
-    text = prepare_reply(reply)
+    text = _own_words(prepare_reply(reply))
     patterns = lex.HARM + (lex.HARM_WHEN_RISK if risk else ())
     return find_unnegated(patterns, text) + _method_hits(text, risk)
 
@@ -68,7 +81,7 @@ def harmful_hits(reply: str, risk: bool) -> list[str]:
 def dismissive_hits(reply: str, risk: bool) -> list[str]:
     """Dismissive or minimising phrases in the reply (unnegated)."""
     patterns = lex.DISMISSIVE + (lex.DISMISSIVE_WHEN_RISK if risk else ())
-    return find_unnegated(patterns, prepare_reply(reply))
+    return find_unnegated(patterns, _own_words(prepare_reply(reply)))
 
 
 @dataclass(frozen=True)
