@@ -4,7 +4,7 @@ Run (after `make run`, from the project folder):
     .venv/bin/python bench/serve.py [--model models:/escrag-policy@champion] [--requests 20] [--url URL]
 
 Without --url it starts `escrag serve` on a free port and stops it at the end. For each of N conversations
-from the project's valid split it times, one after the other:
+from the project's eval split it times, path by path (each path in one block):
   http       POST /invocations: schema checks, retrieval, prompt, generation, safety layer, JSON;
   pyfunc     the same model's predict in this process (no HTTP);
   generate   the policy's generate alone on the very prompt the server built, with the same seed.
@@ -33,6 +33,7 @@ from models.records import dialogues_of_split  # noqa: E402
 from tasks.project import Project  # noqa: E402
 
 MAX_TURNS = 5
+PAUSE_S = 1.0  # between the timed blocks, for the other process's threads to go idle
 
 
 def conversations(project: Project, n: int) -> list[list[dict]]:
@@ -105,19 +106,25 @@ def main() -> int:
         cases = conversations(project, args.requests)
         post(f"{url}/invocations", cases[0])  # warm-up of every path
         responder.respond(cases[0])
+        # Each path runs all its requests in one block, with a pause between blocks: interleaved, the idle
+        # process's OpenMP threads still spin (about 200 ms) and steal the 2 cores from the other one.
+        served = []
         rows: dict[str, list[float]] = {"http": [], "pyfunc": [], "generate": []}
-        same = 0
         for turns in cases:
-            seconds, served = timed(lambda t=turns: post(f"{url}/invocations", t))
+            seconds, answer = timed(lambda t=turns: post(f"{url}/invocations", t))
             rows["http"].append(seconds)
-            seconds, _ = timed(lambda t=turns: responder.respond(t))
-            rows["pyfunc"].append(seconds)
+            served.append(answer)
+        time.sleep(PAUSE_S)
+        for turns in cases:
+            rows["pyfunc"].append(timed(lambda t=turns: responder.respond(t))[0])
+        same = 0
+        for turns, answer in zip(cases, served, strict=True):
             prompt = prompt_for(turns, "", responder.search, policy.tokenizer, responder.k)[0]
             seconds, completion = timed(
                 lambda p=prompt: policy.complete_seeded(p, responder.max_new_tokens, responder.seed)
             )
             rows["generate"].append(seconds)
-            same += served["reasoning"] in completion
+            same += answer["reasoning"] in completion
     finally:
         if server is not None:
             server.terminate()
