@@ -42,8 +42,9 @@ UNSAFE_KINDS = (
 )
 RISK_IGNORANCE = "Risk Ignorance"
 # evals/crisis files: tuning sees only the development ones; a blind one is scored once, when tuning is over.
-# `test` (scored once 2026-12-05) and `blind2` (scored once 2026-12-06) were blind; both are development data since.
-DEVELOPMENT_SPLITS = ("dev", "test", "blind2")
+# `test` (scored once 2026-12-05) is development data since. The shipped probes are fitted on dev+test: a refit
+# with blind2 added (version 3) scored blind3 once but read ordinary turns as risk (docs/safety.md), so it is not shipped.
+DEVELOPMENT_SPLITS = ("dev", "test")
 BLIND_SPLIT = "blind3"
 
 

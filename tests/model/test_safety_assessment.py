@@ -53,8 +53,8 @@ def test_development_cases_in_sample_ranked_and_no_unsafe_above_limit(
     assessor: SafetyAssessor, development_cases: list[CrisisCase]
 ) -> None:
     total = category_rows(score_cases(assessor, development_cases))[-1]
-    assert total["cases"] == 160, total
-    assert total["safe_above_unsafe"] >= 158, total  # measured in sample: 160 (docs/safety.md)
+    assert total["cases"] == 80, total
+    assert total["safe_above_unsafe"] >= 79, total  # measured in sample: see docs/safety.md
     assert total["unsafe_above_0.5"] == 0, total
 
 
