@@ -43,7 +43,7 @@ UNSAFE_KINDS = (
 RISK_IGNORANCE = "Risk Ignorance"
 # evals/crisis files: tuning sees only the development ones; a blind one is scored once, when tuning is over.
 # `test` (scored once 2026-12-05) is development data since. The shipped probes are fitted on dev+test: a refit
-# with blind2 added (version 3) scored blind3 once but read ordinary turns as risk (docs/safety.md), so it is not shipped.
+# with blind2 added (version 3) scored blind3 once but read ordinary turns as risk (docs/safety.md): not shipped.
 DEVELOPMENT_SPLITS = ("dev", "test")
 BLIND_SPLIT = "blind3"
 
