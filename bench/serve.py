@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from flows.serve_cli import DEFAULT_MODEL, wait_until_ready  # noqa: E402
+from flows.serve_cli import DEFAULT_MODEL, stop_group, wait_until_ready  # noqa: E402
 from models.dialogue import contexts_for_training  # noqa: E402
 from models.records import dialogues_of_split  # noqa: E402
 from tasks.project import Project  # noqa: E402
@@ -75,10 +75,12 @@ def start_server(project: Project, model: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     args = [sys.executable, "-m", "flows.cli", "--project", str(project.root), "serve", "--model", model,
             "--port", str(port)]  # fmt: skip
-    server = subprocess.Popen(args, cwd=project.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(  # its own session, so stop_group reaches mlflow and uvicorn too
+        args, cwd=project.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     url = f"http://127.0.0.1:{port}"
     if not wait_until_ready(url, server):
-        server.terminate()
+        stop_group(server)
         raise SystemExit(f"bench/serve.py: the server did not start on {url}")
     return server, url
 
@@ -127,7 +129,7 @@ def main() -> int:
             same += answer["reasoning"] in completion
     finally:
         if server is not None:
-            server.terminate()
+            stop_group(server)
     base = statistics.median(rows["generate"])
     print(
         f"{len(cases)} conversations, at most {responder.max_new_tokens} new tokens, {torch.get_num_threads()} "
