@@ -4,12 +4,13 @@ Run (after `make run`, from the project folder):
     .venv/bin/python bench/serve.py [--model models:/escrag-policy@champion] [--requests 20] [--url URL]
 
 Without --url it starts `escrag serve` on a free port and stops it at the end. For each of N conversations
-from the project's eval split it times, path by path (each path in one block):
+from the project's eval split it times, the three paths in turn:
   http       POST /invocations: schema checks, retrieval, prompt, generation, safety layer, JSON;
   pyfunc     the same model's predict in this process (no HTTP);
   generate   the policy's generate alone on the very prompt the server built, with the same seed.
 The same seed and prompt give the same tokens on every path; the table says on how many they matched,
-so the ratio compares equal work. Replies are not streamed, so there is no time-to-first-token column.
+so the ratio compares equal work. `paired p50` is the median of each conversation's own ratio. Replies
+are not streamed, so there is no time-to-first-token column.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from models.records import dialogues_of_split  # noqa: E402
 from tasks.project import Project  # noqa: E402
 
 MAX_TURNS = 5
-PAUSE_S = 1.0  # between the timed blocks, for the other process's threads to go idle
+PAUSE_S = 0.5  # before each timed call, for the other process's threads to go idle
 
 
 def conversations(project: Project, n: int) -> list[list[dict]]:
@@ -108,25 +109,24 @@ def main() -> int:
         cases = conversations(project, args.requests)
         post(f"{url}/invocations", cases[0])  # warm-up of every path
         responder.respond(cases[0])
-        # Each path runs all its requests in one block, with a pause between blocks: interleaved, the idle
-        # process's OpenMP threads still spin (about 200 ms) and steal the 2 cores from the other one.
-        served = []
+        # The paths take turns on each conversation, so drift of the machine falls on all three alike, with
+        # a pause before each timed call: the other process's OpenMP threads spin on for a while after their
+        # work (about 200 ms) and would steal the 2 cores.
         rows: dict[str, list[float]] = {"http": [], "pyfunc": [], "generate": []}
-        for turns in cases:
-            seconds, answer = timed(lambda t=turns: post(f"{url}/invocations", t))
-            rows["http"].append(seconds)
-            served.append(answer)
-        time.sleep(PAUSE_S)
-        for turns in cases:
-            rows["pyfunc"].append(timed(lambda t=turns: responder.respond(t))[0])
         same = 0
-        for turns, answer in zip(cases, served, strict=True):
+        for turns in cases:
             prompt = prompt_for(turns, "", responder.search, policy.tokenizer, responder.k)[0]
-            seconds, completion = timed(
-                lambda p=prompt: policy.complete_seeded(p, responder.max_new_tokens, responder.seed)
-            )
-            rows["generate"].append(seconds)
-            same += answer["reasoning"] in completion
+            calls = {
+                "http": lambda t=turns: post(f"{url}/invocations", t),
+                "pyfunc": lambda t=turns: responder.respond(t),
+                "generate": lambda p=prompt: policy.complete_seeded(p, responder.max_new_tokens, responder.seed),
+            }
+            results = {}
+            for name, call in calls.items():
+                time.sleep(PAUSE_S)
+                seconds, results[name] = timed(call)
+                rows[name].append(seconds)
+            same += results["http"]["reasoning"] in results["generate"]
     finally:
         if server is not None:
             stop_group(server)
@@ -135,10 +135,11 @@ def main() -> int:
         f"{len(cases)} conversations, at most {responder.max_new_tokens} new tokens, {torch.get_num_threads()} "
         f"torch threads; the server's completion equalled the direct one in {same}/{len(cases)}"
     )
-    print(f"{'path':10} {'p50 s':>8} {'p95 s':>8} {'p50 / generate':>15}")
+    print(f"{'path':10} {'p50 s':>8} {'p95 s':>8} {'p50 / generate':>15} {'paired p50':>11}")
     for name, values in rows.items():
         median = statistics.median(values)
-        print(f"{name:10} {median:8.3f} {p95(values):8.3f} {median / base:15.3f}")
+        paired = statistics.median(v / g for v, g in zip(values, rows["generate"], strict=True))
+        print(f"{name:10} {median:8.3f} {p95(values):8.3f} {median / base:15.3f} {paired:11.3f}")
     return 0
 
 

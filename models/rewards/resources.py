@@ -95,7 +95,8 @@ class RewardResources:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         sized = {"batch_size": self._compute.encode_batch_size} if self._compute else {}
-        vectors = self.embedder.encode(list(texts), normalize_embeddings=True, **sized)
+        # no progress bar: these are small batches, and in `escrag chat` a bar overwrites the prompt
+        vectors = self.embedder.encode(list(texts), normalize_embeddings=True, show_progress_bar=False, **sized)
         vectors = np.asarray(vectors, dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)

@@ -34,7 +34,7 @@ class BagOfWordsEmbedder:
     def __init__(self) -> None:
         self.encoded: list[str] = []
 
-    def encode(self, sentences: list[str], normalize_embeddings: bool = True) -> np.ndarray:
+    def encode(self, sentences: list[str], normalize_embeddings: bool = True, **kwargs) -> np.ndarray:
         self.encoded.extend(sentences)
         out = np.zeros((len(sentences), 64), dtype=np.float32)
         for i, s in enumerate(sentences):
