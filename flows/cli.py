@@ -8,13 +8,18 @@ import logging
 import sys
 from pathlib import Path
 
-from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_BUSY, EXIT_FAILED, EXIT_OK, ArgumentRefused, project_from
 from models.config import ParamsError
 from tasks.build_stages import DataValidationError
+from tasks.dvc_ops import DataRestoreError
+from tasks.file_lock import LockBusy, exclusive
 from tasks.jsonl_reader import DataError
 from tasks.project import Project, ProjectNotFoundError
+from tasks.registry import UnknownModelError
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK", "build_parser", "main", "project_from"]
+RUN_LOCK = "run.lock"  # under Project.state
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_FAILED", "EXIT_OK", "build_parser", "main", "project_from"]
 
 
 def use_recipe(project: Project, name: str, *, runs_here: bool) -> None:
@@ -35,13 +40,15 @@ def use_recipe(project: Project, name: str, *, runs_here: bool) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     project = project_from(args)
-    if args.recipe:
-        use_recipe(project, args.recipe, runs_here=True)
-    project.params  # noqa: B018 - fail on bad params before starting Prefect
-    project.compute  # noqa: B018 - and on a device this machine lacks
-    from flows.retrain import retrain
+    # One run per working tree: two would share data/, artifacts/, dvc.lock and the index table.
+    with exclusive(project.state / RUN_LOCK, args.wait, f"escrag run in {project.root}"):
+        if args.recipe:
+            use_recipe(project, args.recipe, runs_here=True)
+        project.params  # noqa: B018 - fail on bad params before starting Prefect
+        project.compute  # noqa: B018 - and on a device this machine lacks
+        from flows.retrain import retrain
 
-    decision = retrain(project_dir=str(project.root))
+        decision = retrain(project_dir=str(project.root))
     print(decision.summary())
     return EXIT_OK
 
@@ -95,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--recipe",
         metavar="NAME",
         help="first write recipes/NAME.yaml into params.yaml (gpu: a bf16 GPU-sized run); default: params.yaml as is",
+    )
+    run.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help=f"when another run holds this project, wait up to SECONDS for it (default 0: refuse at once, exit "
+        f"{EXIT_BUSY})",
     )
     run.set_defaults(func=cmd_run)
 
@@ -160,7 +175,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         return args.func(args)
-    except (ParamsError, ProjectNotFoundError, FileNotFoundError, DataError, DataValidationError) as exc:
+    except DataRestoreError as exc:
+        print(f"escrag: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except LockBusy as exc:
+        print(f"escrag: {exc}; wait for it to finish, or pass --wait SECONDS", file=sys.stderr)
+        return EXIT_BUSY
+    except (
+        ArgumentRefused,
+        ParamsError,
+        ProjectNotFoundError,
+        FileNotFoundError,
+        DataError,
+        DataValidationError,
+        UnknownModelError,
+    ) as exc:
         print(f"escrag: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

@@ -1,15 +1,35 @@
-"""What every `escrag` sub-command shares: exit codes and finding the project (no heavy imports here)."""
+"""What every `escrag` sub-command shares: exit codes, finding the project and checking the paths it writes
+to (no heavy imports here)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from tasks.project import Project, apply_service_environment
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_BUSY = 75  # sysexits EX_TEMPFAIL: another process holds the project; try again later
+
+
+class ArgumentRefused(ValueError):
+    """A command-line argument escrag will not act on; the message names the argument."""
 
 
 def project_from(args: argparse.Namespace) -> Project:
     project = Project.discover(args.project)
     apply_service_environment(project.root)
     return project
+
+
+def inside_project(project: Project, value: Path, argument: str) -> Path:
+    """`value` with `..` and symlinks resolved, when that stays inside the project: escrag writes nowhere
+    else (inputs it only reads, such as an ESConv folder, may live anywhere)."""
+    resolved = Path(value).expanduser().resolve()
+    root = project.root.resolve()
+    if not resolved.is_relative_to(root):
+        raise ArgumentRefused(
+            f"{argument} {value}: resolves to {resolved}, outside the project {root}; escrag writes only inside "
+            "its project (give a path under it)"
+        )
+    return resolved

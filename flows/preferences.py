@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, inside_project, project_from
 from tasks.esc_preferences import DEFAULT_NAME, add_pairs, resolve_settings, run_builder, simulate
 from tasks.project import Project
 
@@ -116,7 +116,7 @@ def _run_build(args: Any) -> int:
             backend=args.backend,
             **{k: settings[k] for k in ("situations", "turns", "candidates", "min_margin")},
             esconv=str(args.esconv) if args.esconv else None,
-            out=str(args.out) if args.out else None,
+            out=str(inside_project(project, args.out, "--out")) if args.out else None,
             add=not args.no_add,
             name=args.name,
         )

@@ -167,6 +167,19 @@ def chat_loop(model: Any, situation: str, show_reasoning: bool, read=input, writ
         turns.append({"speaker": "supporter", "text": answer["reply"]})
 
 
+def once_turns(path: str) -> Any:
+    """The conversation in a `--once` file; DataError naming the file and the turn when it is not one."""
+    from models.responder import ConversationError, check_turns
+    from tasks.jsonl_reader import DataError
+
+    try:
+        return check_turns(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DataError(Path(path), 0, f"--once: not a readable JSON list of turns ({error})") from None
+    except ConversationError as error:
+        raise DataError(Path(path), 0, f"--once: {error}") from None
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     import mlflow
 
@@ -174,13 +187,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from tasks.tracking import configure
 
     configure(project_from(args))
+    turns = once_turns(args.once) if args.once else None  # a bad file fails before the model loads
     try:
         model = mlflow.pyfunc.load_model(servable(args.model))
     except UnknownModelError as error:
         print(f"escrag chat: MODEL {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.once:  # one conversation from a JSON file, answered once: for scripts
-        turns = json.loads(Path(args.once).read_text(encoding="utf-8"))
+    if turns is not None:  # one conversation from a JSON file, answered once: for scripts
         [answer] = model.predict(
             {"turns": turns, "situation": args.situation}, params={"show_reasoning": args.show_reasoning}
         )

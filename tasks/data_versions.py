@@ -22,6 +22,7 @@ import yaml
 
 from models.schema import DATASETS
 from tasks import dvc_ops
+from tasks.dvc_ops import cached_object, manifest
 
 logger = logging.getLogger(__name__)
 
@@ -56,16 +57,6 @@ def _parse(raw: bytes) -> tuple[str, dict[str, Any]]:
     return str(outs[0].get("md5", "")), doc.get("meta") or {}
 
 
-def _object(cache: Path, oid: str) -> Path:
-    return cache / oid[:2] / oid[2:]
-
-
-def manifest(cache: Path, md5: str) -> list[dict[str, str]] | None:
-    """The `.dir` manifest [{md5, relpath}] of a data version, or None when it is not in the cache."""
-    path = _object(cache, md5)
-    return json.loads(path.read_bytes()) if path.exists() else None
-
-
 def _files(cache: Path, md5: str) -> list[tuple[str, str, Path]] | None:
     """(dataset, relpath, cached file) of every *.jsonl of a version; None when any object is missing."""
     entries = manifest(cache, md5)
@@ -75,7 +66,7 @@ def _files(cache: Path, md5: str) -> list[tuple[str, str, Path]] | None:
     for e in entries:
         dataset = e["relpath"].split("/", 1)[0]
         if dataset in DATASETS and e["relpath"].endswith(".jsonl"):
-            path = _object(cache, e["md5"])
+            path = cached_object(cache, e["md5"])
             if not path.exists():
                 return None
             out.append((dataset, e["relpath"], path))
@@ -150,7 +141,7 @@ def _ensure_cached(root: Path, version: DataVersion) -> list[tuple[str, str, Pat
             logger.warning("dvc fetch failed: %s", exc)
         files = _files(cache, version.md5)
     if files is None:
-        raise VersionError(f"data version {version.md5} is in neither the DVC cache nor the default remote")
+        raise VersionError(str(dvc_ops.unrestorable(root, version.md5)))
     return files
 
 
@@ -182,7 +173,7 @@ def diff(root: Path, a: DataVersion, b: DataVersion) -> dict[str, dict[str, list
 def verify(root: Path, md5: str) -> None:
     """Check that data/ holds exactly the files of version md5, byte for byte; raise VersionError if not."""
     cache = dvc_ops.cache_dir(root)
-    dir_object = _object(cache, md5)
+    dir_object = cached_object(cache, md5)
     if hashlib.md5(dir_object.read_bytes()).hexdigest() != md5.removesuffix(".dir"):
         raise VersionError(f"cached manifest of {md5} is corrupt")
     expected = {e["relpath"]: e["md5"] for e in json.loads(dir_object.read_bytes())}

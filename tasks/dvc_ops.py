@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -73,11 +74,42 @@ def commit_stage(root: Path, stage: str) -> None:
         repo.commit(stage, force=True)
 
 
+class DataRestoreError(RuntimeError):
+    """`data/` cannot be made to match `data.dvc`: objects are missing, or corrupt in the remote."""
+
+
+def cached_object(cache: Path, oid: str) -> Path:
+    return cache / oid[:2] / oid[2:]
+
+
+def manifest(cache: Path, md5: str) -> list[dict[str, str]] | None:
+    """The `.dir` manifest [{md5, relpath}] of a data version, or None when it is not in the cache."""
+    path = cached_object(cache, md5)
+    return json.loads(path.read_bytes()) if path.exists() else None
+
+
+def unrestorable(root: Path, md5: str) -> DataRestoreError:
+    """The error for a data version whose objects the cache lacks after a fetch, naming the files. The
+    remote is verified on download (`verify = true` in .dvc/config): a corrupt object is refused there."""
+    cache = cache_dir(root)
+    entries = manifest(cache, md5)
+    missing = (
+        [e["relpath"] for e in entries if not cached_object(cache, e["md5"]).exists()]
+        if entries is not None
+        else [f"the manifest {md5}"]
+    )
+    return DataRestoreError(
+        f"data version {md5}: {len(missing)} file(s) are missing from the DVC cache and the remote's copy is "
+        f"missing or corrupt (refused by verification): {', '.join(missing[:5])}; nothing was written to data/"
+    )
+
+
 def restore_bundled_data(root: Path) -> bool:
     """On a fresh clone, materialise `data/` so that it matches `data.dvc`.
 
-    Tries the DVC cache and default remote first; falls back to the starter data bundled in git.
-    Returns True when `data/` was created.
+    Tries the DVC cache and default remote first; falls back to the starter data bundled in git when that
+    is the version `data.dvc` records. Anything else raises DataRestoreError naming the files: a corrupt
+    or missing remote object never turns into different data. Returns True when `data/` was created.
     """
     data = root / "data"
     if data.exists():
@@ -89,8 +121,9 @@ def restore_bundled_data(root: Path) -> bool:
             logger.info("data/ restored from the DVC remote")
             return True
     except Exception as exc:  # noqa: BLE001 - any remote failure falls back to the bundled copy
-        logger.info("no DVC copy of data/ (%s); using the bundled starter data", type(exc).__name__)
-    _copy_bundle(root)
+        logger.info("no DVC copy of data/ (%s); trying the bundled starter data", type(exc).__name__)
+    if not _data_from_bundle(root):
+        raise unrestorable(root, data_md5(root) or "?")
     return True
 
 
@@ -139,7 +172,7 @@ def checkout_data(root: Path) -> None:
         except Exception as exc:  # noqa: BLE001 - re-raised below unless the bundle is what data.dvc records
             pull_error = exc
     if not _data_from_bundle(root):
-        raise pull_error
+        raise unrestorable(root, data_md5(root) or "?") from pull_error
 
 
 def _data_from_bundle(root: Path) -> bool:

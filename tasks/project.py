@@ -65,6 +65,11 @@ class Project:
         return self.artifacts / "reports"
 
     @property
+    def state(self) -> Path:
+        """This working tree's own state (locks, reproduction worktrees, checkpoints); ignored by git."""
+        return self.root / ".escrag"
+
+    @property
     def tracking_uri(self) -> str:
         """`MLFLOW_TRACKING_URI`, else a SQLite store inside the project."""
         return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{self.root / '.mlflow' / 'mlflow.db'}"

@@ -15,7 +15,7 @@ from models.evaluation import EvalModel
 from models.promotion_gate import CrisisCase, GateResult, crisis_line, decide
 from tasks import registry
 from tasks.project import Project
-from tasks.promotion_history import Entry, champion_stack, read_history, recording
+from tasks.promotion_history import Entry, champion_stack, interrupted, read_history, recording, settle
 from tasks.promotion_lock import promotion_lock
 from tasks.registry import DECISION_TAG, REASON_TAG, Decision
 from tasks.tracking import POLICY_MODEL, client, configure
@@ -55,21 +55,55 @@ def _gate(project: Project, evaluation: dict[str, Any], champion: str | None, ve
 
 
 def _record_move(project: Project, entry: Entry, move: bool) -> None:
-    """Write the entry and, when `move`, point `champion` at its to_version, as one audited step."""
+    """Write the entry and, when `move`, point `champion` at its to_version, as one audited step. A
+    pipeline decision (`evaluated_by`) is also tagged on the version, inside the same step."""
     with recording(project, entry):
         if move:
             registry.move_champion(entry.to_version)
+        if entry.evaluated_by:
+            registry.tag_decision(entry.to_version, entry.decision, entry.reason)
+
+
+def _taken(version: str) -> Decision | None:
+    """The pipeline decision already tagged on `version`, if any."""
+    tags = client().get_model_version(POLICY_MODEL, version).tags
+    if DECISION_TAG not in tags:
+        return None
+    return Decision(version, tags[DECISION_TAG] == "promoted", tags[REASON_TAG], registry.champion_version(), True)
+
+
+def _settle_interrupted(project: Project) -> None:
+    """Finish what a killed promotion left half-done (called under the promotion lock, before anything).
+
+    An entry is complete when its alias move happened (or it moves nothing) and, for a pipeline decision,
+    its version carries the decision: then it is FINISHED, with the tags set from the entry where the kill
+    came between the move and the tags. Otherwise nothing took effect: it is FAILED, and the decision is
+    taken again, once.
+    """
+    champion = registry.champion_version()
+    for run_id, entry in interrupted(project):
+        moves = entry.decision in ("promoted", "rolled back")
+        moved = champion == entry.to_version
+        tagged = not entry.evaluated_by or _taken(entry.to_version) is not None
+        completed = moved if moves else tagged
+        if completed and not tagged:
+            registry.tag_decision(entry.to_version, entry.decision, entry.reason)
+        settle(run_id, completed)
+        logger.warning("promotion entry %s (%s %s) was interrupted: %s", entry.seq, entry.action, entry.to_version,
+                       "its move had happened, finished" if completed else "nothing took effect, failed")  # fmt: skip
 
 
 def promote_candidate(project: Project, version: str) -> Decision:
     """The pipeline's gated promotion of `version`; its decision is tagged on the version once."""
     configure(project)
-    tags = client().get_model_version(POLICY_MODEL, version).tags
-    if DECISION_TAG in tags:
-        return Decision(version, tags[DECISION_TAG] == "promoted", tags[REASON_TAG], registry.champion_version(), True)
+    if taken := _taken(version):
+        return taken
     evaluation = registry.evaluation_report(project)
     with promotion_lock(project) as lock:
         logger.info("promotion of %s version %s holds the %s", POLICY_MODEL, version, lock)
+        _settle_interrupted(project)
+        if taken := _taken(version):  # an interrupted run had taken this decision
+            return taken
         for _ in range(COMPARE_AND_SET_ATTEMPTS):
             champion = registry.champion_version()
             result = _gate(project, evaluation, champion, version)
@@ -84,8 +118,6 @@ def _decide(project: Project, version: str, champion: str | None, result: GateRe
     decision = "promoted" if result.passed else "rejected"
     entry = Entry("promote", decision, champion or "none", version, result.reason, evaluated_by=run_id)
     _record_move(project, entry, move=result.passed)
-    client().set_model_version_tag(POLICY_MODEL, version, DECISION_TAG, decision)
-    client().set_model_version_tag(POLICY_MODEL, version, REASON_TAG, result.reason)
     return Decision(version, result.passed, result.reason, version if result.passed else champion)
 
 
@@ -101,9 +133,12 @@ def safety_gate(project: Project, version: str) -> tuple[bool, str]:
 def promote_manually(project: Project, version: str, reason: str, *, skip_safety_gate: bool = False) -> Decision:
     """`escrag promote VERSION --reason`: a person's promotion; the crisis suite still runs unless skipped."""
     configure(project)
-    client().get_model_version(POLICY_MODEL, version)  # fails clearly for an unknown version
+    registry.run_of(registry.version_uri(version))  # an unknown version: UnknownModelError, before the lock
     with promotion_lock(project):
+        _settle_interrupted(project)
         champion = registry.champion_version()
+        if champion == version:
+            return Decision(version, True, f"version {version} is already the champion: nothing recorded", version)
         passed, suite = (
             (True, "safety gate skipped (--skip-safety-gate)") if skip_safety_gate else safety_gate(project, version)
         )
@@ -120,6 +155,7 @@ def rollback(project: Project, reason: str) -> Decision:
     """Move `champion` back to the champion before it, as history records them."""
     configure(project)
     with promotion_lock(project):
+        _settle_interrupted(project)
         current = registry.champion_version()
         stack = champion_stack(read_history(project))
         if not stack or stack[-1] != current:

@@ -71,22 +71,34 @@ def recording(project: Project, entry: Entry) -> Iterator[Entry]:
     client().set_terminated(run.info.run_id, "FINISHED")
 
 
-def read_history(project: Project, *, finished_only: bool = True) -> list[Entry]:
-    """Every recorded entry, oldest first."""
+def _runs(project: Project) -> list[Any]:
     import mlflow
 
     configure(project)
     experiment = mlflow.get_experiment_by_name(HISTORY_EXPERIMENT)
-    if experiment is None:
-        return []
-    runs = client().search_runs([experiment.experiment_id], max_results=50_000)
-    entries = []
-    for run in runs:
-        if finished_only and run.info.status != "FINISHED":
-            continue
-        tags = {k.removeprefix(TAG): v for k, v in run.data.tags.items() if k.startswith(TAG)}
-        entries.append(Entry(**{k: (int(v) if k == "seq" else v) for k, v in tags.items()}))
+    return client().search_runs([experiment.experiment_id], max_results=50_000) if experiment else []
+
+
+def _entry(run: Any) -> Entry:
+    tags = {k.removeprefix(TAG): v for k, v in run.data.tags.items() if k.startswith(TAG)}
+    return Entry(**{k: (int(v) if k == "seq" else v) for k, v in tags.items()})
+
+
+def read_history(project: Project, *, finished_only: bool = True) -> list[Entry]:
+    """Every recorded entry, oldest first."""
+    entries = [_entry(run) for run in _runs(project) if not finished_only or run.info.status == "FINISHED"]
     return sorted(entries, key=lambda e: (e.seq, e.time))
+
+
+def interrupted(project: Project) -> list[tuple[str, Entry]]:
+    """(run id, entry) of every entry still RUNNING. Under the promotion lock no promotion is under way,
+    so each is one whose process died (e.g. `kill -9`) between opening the entry and finishing it."""
+    return [(run.info.run_id, _entry(run)) for run in _runs(project) if run.info.status == "RUNNING"]
+
+
+def settle(run_id: str, completed: bool) -> None:
+    """Close an interrupted entry: FINISHED when its effect is complete, FAILED when nothing happened."""
+    client().set_terminated(run_id, "FINISHED" if completed else "FAILED")
 
 
 def champion_stack(entries: list[Entry]) -> list[str]:

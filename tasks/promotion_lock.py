@@ -8,19 +8,17 @@ store serialises the processes of this machine (which is then the only one using
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
-import time
 from collections.abc import Iterator
 
 from tasks.events import server_configured
+from tasks.file_lock import LockBusy, exclusive
 from tasks.project import Project
 
 logger = logging.getLogger(__name__)
 
 PROMOTION_LIMIT = "escrag-promotion"
 LOCK_TIMEOUT_S = 900.0  # a promotion re-evaluates a champion: minutes on a CPU
-POLL_S = 0.5
 
 
 class PromotionBusy(TimeoutError):
@@ -54,19 +52,9 @@ def _prefect_slot(timeout_s: float) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _file_lock(project: Project, timeout_s: float) -> Iterator[str]:
-    path = project.root / ".mlflow" / "promotion.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + timeout_s
-    with path.open("a") as handle:
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise PromotionBusy(f"{path}: another promotion held the lock for over {timeout_s:.0f} s") from None
-                time.sleep(POLL_S)
-        try:
+    path = project.root / ".mlflow" / "promotion.lock"  # beside the store it guards
+    try:
+        with exclusive(path, timeout_s, "promotion"):
             yield str(path)
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    except LockBusy as exc:
+        raise PromotionBusy(f"{exc} (waited {timeout_s:.0f} s)") from None

@@ -39,6 +39,16 @@ def _merge(target: Any, overlay: dict, prefix: str, changed: list[str]) -> None:
             changed.append(name)
 
 
+def _load(yaml: Any, path: Path) -> Any:
+    """`path` parsed; ParamsError naming it when it is not readable YAML."""
+    from ruamel.yaml import YAMLError
+
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        raise ParamsError(f"{path}: not readable YAML ({' '.join(str(exc).split())[:300]})") from None
+
+
 def apply_recipe(params_path: Path, recipe: Path, accept: Callable[[Params], Any] | None = None) -> list[str]:
     """Write the recipe's values into `params_path`; returns the dotted keys that changed.
 
@@ -48,10 +58,10 @@ def apply_recipe(params_path: Path, recipe: Path, accept: Callable[[Params], Any
     from ruamel.yaml import YAML
 
     yaml = YAML()  # round-trip: the comments of params.yaml stay
-    overlay = yaml.load(recipe.read_text(encoding="utf-8")) or {}
+    overlay = _load(yaml, recipe) or {}
     if not isinstance(overlay, dict):
         raise ParamsError(f"{recipe}: expected a mapping at the top level")
-    params = yaml.load(params_path.read_text(encoding="utf-8"))
+    params = _load(yaml, params_path)
     changed: list[str] = []
     _merge(params, overlay, "", changed)
     try:

@@ -81,6 +81,12 @@ def move_champion(version: str) -> None:
     client().set_registered_model_alias(POLICY_MODEL, CHAMPION, version)
 
 
+def tag_decision(version: str, decision: str, reason: str) -> None:
+    """The pipeline gate's decision on `version`: what `escrag run` reads back instead of deciding again."""
+    client().set_model_version_tag(POLICY_MODEL, version, DECISION_TAG, decision)
+    client().set_model_version_tag(POLICY_MODEL, version, REASON_TAG, reason)
+
+
 class UnknownModelError(LookupError):
     """A model argument that names no registered version, alias or run."""
 
@@ -120,6 +126,7 @@ def downloaded(uri: str) -> Iterator[Path]:
 
     from tasks.policy_pyfunc import POLICY
 
+    run_of(uri)  # an unknown name, version or alias: UnknownModelError, before any download
     with tempfile.TemporaryDirectory(prefix="escrag-policy-") as tmp:
         local = Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=tmp))
         flavors = yaml.safe_load((local / "MLmodel").read_text())["flavors"]

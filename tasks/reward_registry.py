@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tasks.project import Project
-from tasks.registry import PIP_REQUIREMENTS
+from tasks.registry import PIP_REQUIREMENTS, run_of
 from tasks.tracking import CHAMPION, REWARD_MODEL, client, configure, tracked_run
 
 if TYPE_CHECKING:
@@ -200,10 +200,13 @@ def scorer_from(project: Project, source: str | None) -> RewardModelScorer:
     from models.reward_model import RewardModelScorer
 
     if source and source.startswith("models:/"):
+        run_of(source)  # an unknown name, version or alias: UnknownModelError
         return load_reward_scorer(source, project, project.compute)
     folder = Path(source) if source else project.artifact("reward_model")
-    if (folder / "config.json").is_file() or source:
+    if (folder / "config.json").is_file():
         return RewardModelScorer(folder, compute=project.compute)
+    if source:
+        raise FileNotFoundError(f"--reward-model {source}: not a reward model folder (no config.json) or models:/ URI")
     try:
         return load_reward_scorer(REWARD_URI, project, project.compute)
     except Exception as exc:  # noqa: BLE001 - MLflow raises generic errors for a missing model or alias
