@@ -61,11 +61,13 @@ def pytest_terminal_summary(terminalreporter) -> None:
         return
     terminalreporter.section("fault suite")
     widths = (36, 56, 48)
-    terminalreporter.write_line(f"{'#':>2}  " + "  ".join(f"{h:{w}}" for h, w in zip(HEADERS, widths, strict=True)) + "  result")
+    header = "  ".join(f"{h:{w}}" for h, w in zip(HEADERS, widths, strict=True))
+    terminalreporter.write_line(f"{'#':>2}  {header}  result")
     for found in sorted(_ROWS, key=lambda r: r["row"].number):
         row = found["row"]
         result = "pass" if found["outcome"] == "passed" else f"FAIL ({found['when']})"
-        cells = [textwrap.wrap(text, w) or [""] for text, w in zip((row.injected, row.did, row.checked), widths, strict=True)]
+        texts = (row.injected, row.did, row.checked)
+        cells = [textwrap.wrap(text, w) or [""] for text, w in zip(texts, widths, strict=True)]
         for i in range(max(map(len, cells))):
             parts = [f"{(c[i] if i < len(c) else ''):{w}}" for c, w in zip(cells, widths, strict=True)]
             lead, tail = (f"{row.number:>2}", result) if i == 0 else ("", "")
