@@ -15,7 +15,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test lint install services services-stop clean-artifacts help
+.PHONY: run test test-faults lint install services services-stop clean-artifacts help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,6 +42,9 @@ services-stop: $(STAMP)  ## stop what `make services` started
 
 test: $(STAMP)  ## run the test suite
 	$(BIN)/python -m pytest -q
+
+test-faults: $(STAMP)  ## the fault suite alone, ending with its table (also part of `make test`)
+	$(BIN)/python -m pytest -q tests/faults
 
 lint: $(STAMP)  ## ruff
 	$(BIN)/ruff check models tasks flows tests bench

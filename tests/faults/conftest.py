@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from flows.cli import RUN_LOCK
+from tasks.project import Project
 from tests.integration.conftest import escrag_env
 from tests.integration.project_copy import copy_project, git, set_params
 from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
@@ -116,10 +118,13 @@ class FirstRun:
 
 @pytest.fixture(scope="package")
 def first_run(fault_project) -> FirstRun:
-    """The whole flow once, with SECRETS in its environment; a second run is started 5 s into it."""
+    """The whole flow once, with SECRETS in its environment; a second run is started once it holds the project."""
     env = {**escrag_env(), **SECRETS}
     first = escrag(fault_project, "run", env=env)
-    time.sleep(5)
+    lock = Project(fault_project).state / RUN_LOCK
+    deadline = time.monotonic() + 300
+    while not (lock.exists() and lock.stat().st_size) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)  # until the first run holds the project (its lock names it)
     start = time.monotonic()
     second = subprocess.run(
         [sys.executable, "-m", "flows.cli", "--project", str(fault_project), "run"],
