@@ -117,11 +117,12 @@ def restore_bundled_data(root: Path) -> bool:
     try:
         with _repo(root) as repo:
             repo.pull(targets=["data.dvc"])
-        if data.exists():
+        if data.exists() and data_is_current(root):
             logger.info("data/ restored from the DVC remote")
             return True
     except Exception as exc:  # noqa: BLE001 - any remote failure falls back to the bundled copy
         logger.info("no DVC copy of data/ (%s); trying the bundled starter data", type(exc).__name__)
+    shutil.rmtree(data, ignore_errors=True)  # a partial restore (objects refused by verification) is never used
     if not _data_from_bundle(root):
         raise unrestorable(root, data_md5(root) or "?")
     return True
