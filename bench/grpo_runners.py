@@ -169,6 +169,7 @@ def run_escrag(policy: Path, examples, batch: Batch, steps: int, compute: Comput
             Path(tmp) / "policy",
             report_to=[],
             compute=compute,
+            checkpoints=Path(tmp) / "checkpoints",  # checkpoint_steps 0: the bench times training alone
             callbacks=[clock.callback()],
         )
     return history

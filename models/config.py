@@ -93,6 +93,8 @@ class GrpoParams(_Section):
     # num_generations x prompts_per_step at once. Bounds training memory on a GPU; one optimizer step still
     # covers the whole group of completions.
     micro_batch_size: NonNegativeInt = 0
+    # Save optimizer and RNG state every this many steps, so a killed run resumes there (0: never).
+    checkpoint_steps: NonNegativeInt = 10
     rewards: dict[str, float] = Field(default_factory=lambda: {"format": 1.0})
 
     @model_validator(mode="after")

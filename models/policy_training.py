@@ -33,6 +33,7 @@ class GrpoSettings:
     temperature: float
     seed: int
     micro_batch_size: int = 0  # completions per forward/backward; 0: the whole step at once
+    checkpoint_steps: int = 0  # resumable state every N steps in the checkpoint folder; 0: none
 
     @property
     def completions_per_step(self) -> int:
@@ -120,6 +121,16 @@ def train_cold_start(
     return trainer.state.log_history
 
 
+def last_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest complete `checkpoint-N` folder the trainer wrote (it writes trainer_state.json last)."""
+    found = (
+        [p for p in checkpoints.glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
+        if checkpoints.is_dir()
+        else []
+    )
+    return max(found, key=lambda p: int(p.name.rsplit("-", 1)[1]), default=None)
+
+
 def train_grpo(
     model_dir: Path,
     examples: Sequence[dict[str, Any]],
@@ -129,11 +140,15 @@ def train_grpo(
     out_dir: Path,
     report_to: list[str],
     compute: Compute,
+    checkpoints: Path,
     callbacks: Sequence[Any] = (),
 ) -> tuple[list[dict[str, Any]], str]:
     """GRPO from `model_dir`; rank 0 writes the policy to `out_dir`.
 
-    Returns the trainer's log history and the sha256 of the final weights (`weights_digest`).
+    Every `settings.checkpoint_steps` steps the trainer saves its whole state in `checkpoints`; a run that
+    finds a checkpoint there resumes from it (the caller keys the folder by the run's inputs), and the
+    folder is removed once the policy is written. Returns the trainer's log history and the sha256 of the
+    final weights (`weights_digest`).
     """
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
@@ -144,7 +159,7 @@ def train_grpo(
     columns = ("prompt", *REWARD_COLUMNS)
     dataset = Dataset.from_list([{c: e[c] for c in columns} for e in examples])
     config = GRPOConfig(
-        output_dir=str(out_dir.with_name(out_dir.name + ".trainer")),
+        output_dir=str(checkpoints),
         max_steps=settings.max_steps,
         learning_rate=settings.learning_rate,
         beta=settings.beta,
@@ -160,7 +175,9 @@ def train_grpo(
         gradient_checkpointing=False,  # a 135M model fits; recomputation costs ~30% per step on CPU
         report_to=report_to,
         logging_steps=1,
-        save_strategy="no",
+        save_strategy="steps" if settings.checkpoint_steps else "no",
+        save_steps=settings.checkpoint_steps or 1,
+        save_total_limit=1,  # the latest state is all a resume needs
         seed=settings.seed,
     )
     trainer = GRPOTrainer(
@@ -171,8 +188,15 @@ def train_grpo(
         processing_class=tokenizer,
         callbacks=list(callbacks),
     )
-    trainer.train()
+    resume = last_checkpoint(checkpoints)
+    if resume is not None:
+        logger.info(
+            "GRPO resumes from %s (step %s of %d)", resume.name, resume.name.rsplit("-", 1)[1], settings.max_steps
+        )
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     digest = _finish(trainer, tokenizer, out_dir)
+    if is_main_process():
+        shutil.rmtree(checkpoints, ignore_errors=True)
     return trainer.state.log_history, digest
 
 

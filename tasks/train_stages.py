@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
+import shutil
+from pathlib import Path
 from typing import Any
 
 from models.compute import gpu_peak_memory, is_main_process, process_rank
 from models.records import dialogues_of_split, load_records
-from tasks.dvc_ops import data_md5, lock_dep_md5
+from tasks.dvc_ops import data_md5, lock_dep_md5, lock_out_md5
 from tasks.project import Project
 from tasks.tracking import REWARD_MODEL, log_jsonl_dataset, tracked_run
 
@@ -21,6 +24,24 @@ def dataset_digest(project: Project, dataset: str) -> str:
     name) the md5 of the whole data version."""
     found = lock_dep_md5(project.root, "validate").get(f"data/{dataset}")
     return found or f"data:{data_md5(project.root) or 'unversioned'}"
+
+
+def grpo_checkpoints(project: Project) -> Path:
+    """Where GRPO keeps its resumable state: one folder per set of inputs (the SFT policy, reward model,
+    index and dialogues as dvc.lock records them, the grpo params and seed), so a re-run resumes only the
+    very training it continues. Folders of other inputs are stale and removed."""
+    inputs = {
+        "outs": {stage: lock_out_md5(project.root, stage) for stage in ("sft", "reward_model", "index")},
+        "dialogues": dataset_digest(project, "dialogues"),
+        "grpo": project.params.grpo.model_dump(exclude={"checkpoint_steps"}),
+        "seed": project.params.seed,
+    }
+    key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+    root = project.state / "checkpoints"
+    for stale in root.glob("grpo-*") if root.is_dir() else []:
+        if stale.name != f"grpo-{key}":
+            shutil.rmtree(stale, ignore_errors=True)
+    return root / f"grpo-{key}"
 
 
 def write_json(path, payload: dict[str, Any]) -> None:
@@ -148,6 +169,7 @@ def grpo(project: Project) -> dict:
         GrpoSettings(**settings.model_dump(exclude={"rewards", "max_prompts"}), seed=params.seed),
         project.artifact("policy"),
         compute=compute,
+        checkpoints=grpo_checkpoints(project),
     )
     if not is_main_process():
         _, digest = train(report_to=[])
