@@ -10,7 +10,6 @@ default remote before a diff or a checkout.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import subprocess
@@ -172,19 +171,11 @@ def diff(root: Path, a: DataVersion, b: DataVersion) -> dict[str, dict[str, list
 
 def verify(root: Path, md5: str) -> None:
     """Check that data/ holds exactly the files of version md5, byte for byte; raise VersionError if not."""
-    cache = dvc_ops.cache_dir(root)
-    dir_object = cached_object(cache, md5)
-    if hashlib.md5(dir_object.read_bytes()).hexdigest() != md5.removesuffix(".dir"):
-        raise VersionError(f"cached manifest of {md5} is corrupt")
-    expected = {e["relpath"]: e["md5"] for e in json.loads(dir_object.read_bytes())}
-    data = root / "data"
-    actual = {
-        p.relative_to(data).as_posix(): hashlib.md5(p.read_bytes()).hexdigest()
-        for p in sorted(data.rglob("*"))
-        if p.is_file()
-    }
-    if actual != expected:
-        wrong = sorted(k for k in expected.keys() | actual.keys() if expected.get(k) != actual.get(k))
+    try:
+        wrong = dvc_ops.mismatched_files(root, md5)
+    except dvc_ops.DataRestoreError as exc:
+        raise VersionError(str(exc)) from None
+    if wrong:
         raise VersionError(f"data/ does not match version {md5} after restore: {', '.join(wrong[:5])}")
 
 

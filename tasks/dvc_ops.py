@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -88,6 +89,22 @@ def manifest(cache: Path, md5: str) -> list[dict[str, str]] | None:
     return json.loads(path.read_bytes()) if path.exists() else None
 
 
+def mismatched_files(root: Path, md5: str) -> list[str]:
+    """The files of data/ that differ from version md5 (missing, extra or other bytes), by md5 of their
+    bytes against the cached manifest: DVC's own status can call a partly checked-out folder current."""
+    dir_object = cached_object(cache_dir(root), md5)
+    if not dir_object.exists() or hashlib.md5(dir_object.read_bytes()).hexdigest() != md5.removesuffix(".dir"):
+        raise DataRestoreError(f"data version {md5}: its manifest is missing from the DVC cache or corrupt")
+    expected = {e["relpath"]: e["md5"] for e in json.loads(dir_object.read_bytes())}
+    data = root / "data"
+    actual = {
+        p.relative_to(data).as_posix(): hashlib.md5(p.read_bytes()).hexdigest()
+        for p in sorted(data.rglob("*"))
+        if p.is_file()
+    }
+    return sorted(k for k in expected.keys() | actual.keys() if expected.get(k) != actual.get(k))
+
+
 def unrestorable(root: Path, md5: str) -> DataRestoreError:
     """The error for a data version whose objects the cache lacks after a fetch, naming the files. The
     remote is verified on download (`verify = true` in .dvc/config): a corrupt object is refused there."""
@@ -117,7 +134,7 @@ def restore_bundled_data(root: Path) -> bool:
     try:
         with _repo(root) as repo:
             repo.pull(targets=["data.dvc"])
-        if data.exists() and data_is_current(root):
+        if data.exists() and not mismatched_files(root, data_md5(root) or "?"):
             logger.info("data/ restored from the DVC remote")
             return True
     except Exception as exc:  # noqa: BLE001 - any remote failure falls back to the bundled copy
@@ -128,13 +145,19 @@ def restore_bundled_data(root: Path) -> bool:
     return True
 
 
-def _copy_bundle(root: Path) -> None:
-    """Copy the starter data bundled in git to `data/`; when it is what data.dvc records, cache it too."""
+def _copy_bundle(root: Path) -> bool:
+    """Copy the starter data bundled in git to `data/` and into the DVC cache; True when it is the version
+    data.dvc records. data.dvc itself is left byte for byte as it was (DVC's status cannot tell a bundle
+    from the recorded version while that version's objects are not cached, so the md5s are compared)."""
     shutil.copytree(root / "starter_data", root / "data")
-    with _repo(root) as repo:  # byte-identical to what data.dvc records: put it in the DVC cache too
-        changes = [c for entry in repo.status(targets=["data.dvc"]).get("data.dvc", []) for c in entry.values()]
-        if changes and all(set(c.values()) == {"not in cache"} for c in changes):
-            repo.commit("data.dvc", force=True)
+    record = root / "data.dvc"
+    recorded, recorded_md5 = record.read_bytes(), data_md5(root)
+    try:
+        with _repo(root) as repo:
+            repo.commit("data.dvc", force=True)  # caches the bundle; rewrites data.dvc with its md5
+        return data_md5(root) == recorded_md5
+    finally:
+        record.write_bytes(recorded)
 
 
 def data_is_current(root: Path) -> bool:
@@ -182,8 +205,7 @@ def _data_from_bundle(root: Path) -> bool:
     shutil.rmtree(aside, ignore_errors=True)
     if data.exists():
         data.rename(aside)  # set aside, not deleted: it comes back when the bundle is not the version
-    _copy_bundle(root)
-    if data_is_current(root):
+    if _copy_bundle(root):
         shutil.rmtree(aside, ignore_errors=True)
         return True
     shutil.rmtree(data)

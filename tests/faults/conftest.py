@@ -9,6 +9,7 @@ environment (fault 10), and a second `escrag run` is started while it holds the 
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,8 @@ from tests.integration.conftest import escrag_env
 from tests.integration.project_copy import copy_project, git, set_params
 from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
 
-SECRETS = {"ESCRAG_LLM_API_KEY": "sk-fault-suite-4f9c2e7d1b", "AWS_SECRET_ACCESS_KEY": "wJalrFAULTSUITE/K7MDENG+bPx"}
+# Made at run time, so no file of the project (this one included) holds them unless a run wrote them there.
+SECRETS = {"ESCRAG_LLM_API_KEY": f"sk-{secrets.token_hex(16)}", "AWS_SECRET_ACCESS_KEY": secrets.token_urlsafe(30)}
 _ROWS: list[dict] = []
 HEADERS = ("fault injected", "what escrag did", "what was checked")
 
@@ -114,6 +116,7 @@ class FirstRun:
     stderr: str
     second: subprocess.CompletedProcess  # the `escrag run` started while the first one held the project
     second_seconds: float
+    dvc_status: str  # `dvc status --json` right after the first run, before other faults change the project
 
 
 @pytest.fixture(scope="package")
@@ -132,4 +135,6 @@ def first_run(fault_project) -> FirstRun:
     )  # fmt: skip
     seconds = time.monotonic() - start
     out, err = first.communicate(timeout=1800)
-    return FirstRun(first.returncode, out, err, second, seconds)
+    status = subprocess.run([sys.executable, "-m", "dvc", "status", "--json"], cwd=fault_project, capture_output=True,
+                            text=True, check=True, env=escrag_env())  # fmt: skip
+    return FirstRun(first.returncode, out, err, second, seconds, status.stdout.strip())

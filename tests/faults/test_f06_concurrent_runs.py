@@ -3,9 +3,6 @@ first finishes, and dvc.lock, the LanceDB table and the registry hold exactly on
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import yaml
 
@@ -26,9 +23,7 @@ def test_second_run_refuses_while_the_first_holds_the_project(fault_project, fir
 
     lock = yaml.safe_load((fault_project / "dvc.lock").read_text())
     assert {"validate", "index", "grpo", "evaluate"} <= set(lock["stages"])
-    status = subprocess.run([sys.executable, "-m", "dvc", "status", "--json"], cwd=fault_project,
-                            capture_output=True, text=True, check=True)  # fmt: skip
-    assert status.stdout.strip() in ("{}", ""), status.stdout  # every stage current: dvc.lock is whole
+    assert first_run.dvc_status in ("{}", ""), first_run.dvc_status  # every stage current: dvc.lock is whole
 
     import lancedb
 
