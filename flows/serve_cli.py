@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -180,6 +181,14 @@ def once_turns(path: str) -> Any:
         raise DataError(Path(path), 0, f"--once: {error}") from None
 
 
+def quiet_chat(verbose: bool) -> None:
+    """Keep the terminal for the conversation: no INFO lines, and no safety-layer warning (the side line
+    already says what the layer did)."""
+    if not verbose:
+        logging.getLogger().setLevel(logging.WARNING)
+        logging.getLogger("models.safety.layer").setLevel(logging.ERROR)
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     import mlflow
 
@@ -188,6 +197,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     configure(project_from(args))
     turns = once_turns(args.once) if args.once else None  # a bad file fails before the model loads
+    quiet_chat(args.verbose)
     try:
         model = mlflow.pyfunc.load_model(servable(args.model))
     except UnknownModelError as error:
