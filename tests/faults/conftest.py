@@ -22,8 +22,7 @@ import pytest
 from flows.cli import RUN_LOCK
 from tasks.project import Project
 from tests.integration.conftest import escrag_env
-from tests.integration.project_copy import copy_project, git, set_params
-from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
+from tests.integration.project_copy import tiny_project
 
 # Made at run time, so no file of the project (this one included) holds them unless a run wrote them there.
 SECRETS = {"ESCRAG_LLM_API_KEY": f"sk-{secrets.token_hex(16)}", "AWS_SECRET_ACCESS_KEY": secrets.token_urlsafe(30)}
@@ -102,11 +101,7 @@ def escrag(project: Path, *args: str, env: dict | None = None, **popen) -> subpr
 
 @pytest.fixture(scope="package")
 def fault_project(tmp_path_factory, repo_root) -> Path:
-    root = copy_project(repo_root, tmp_path_factory.mktemp("fault-project"))
-    tiny = save_tiny_policy(tmp_path_factory.mktemp("fault-policy"))
-    set_params(root, {**TINY_RUN, "base_model": {"source": str(tiny)}})
-    git(root, "-c", "user.email=t@escrag.invalid", "-c", "user.name=test", "commit", "-qam", "tiny params")
-    return root
+    return tiny_project(repo_root, tmp_path_factory, "fault-project")
 
 
 @dataclass

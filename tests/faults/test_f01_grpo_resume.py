@@ -15,8 +15,8 @@ from models.policy_training import last_checkpoint
 from tasks.project import Project
 from tests.faults.conftest import escrag
 from tests.integration.conftest import mlflow_client
-from tests.integration.project_copy import copy_project, git, set_params
-from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
+from tests.integration.project_copy import tiny_project
+from tests.integration.tiny_models import TINY_RUN
 
 pytestmark = pytest.mark.slow
 
@@ -25,12 +25,8 @@ STEPS, EVERY = 6, 2
 
 @pytest.fixture(scope="module")
 def grpo_project(tmp_path_factory, repo_root):
-    root = copy_project(repo_root, tmp_path_factory.mktemp("fault-grpo"))
-    tiny = save_tiny_policy(tmp_path_factory.mktemp("fault-grpo-policy"))
     grpo = {**TINY_RUN["grpo"], "max_steps": STEPS, "checkpoint_steps": EVERY}
-    set_params(root, {**TINY_RUN, "grpo": grpo, "base_model": {"source": str(tiny)}})
-    git(root, "-c", "user.email=t@escrag.invalid", "-c", "user.name=test", "commit", "-qam", "tiny params")
-    return root
+    return tiny_project(repo_root, tmp_path_factory, "fault-grpo", grpo=grpo)
 
 
 def _checkpoints(root):

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.project_copy import copy_project, git, set_params
-from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
+from tests.integration.project_copy import tiny_project
 
 
 def escrag_env() -> dict[str, str]:
@@ -43,11 +42,7 @@ def mlflow_client(project: Path):
 
 @pytest.fixture(scope="package")
 def project(tmp_path_factory, repo_root) -> Path:
-    root = copy_project(repo_root, tmp_path_factory.mktemp("escrag-project"))
-    tiny = save_tiny_policy(tmp_path_factory.mktemp("tiny-policy"))
-    set_params(root, {**TINY_RUN, "base_model": {"source": str(tiny)}})
-    git(root, "-c", "user.email=t@escrag.invalid", "-c", "user.name=test", "commit", "-qam", "tiny params")
-    return root
+    return tiny_project(repo_root, tmp_path_factory, "escrag-project")
 
 
 @pytest.fixture(scope="package")

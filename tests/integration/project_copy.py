@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from tests.integration.tiny_models import TINY_RUN, save_tiny_policy
+
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
@@ -36,3 +38,13 @@ def set_params(project: Path, changes: dict[str, dict]) -> None:
         else:
             params[section] = values
     path.write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def tiny_project(repo_root: Path, tmp_path_factory, name: str, **params: dict) -> Path:
+    """A committed copy of the project that retrains in minutes: tiny random policy (TINY_RUN), with
+    `params` sections laid over it."""
+    root = copy_project(repo_root, tmp_path_factory.mktemp(name))
+    tiny = save_tiny_policy(tmp_path_factory.mktemp(f"{name}-policy"))
+    set_params(root, {**TINY_RUN, "base_model": {"source": str(tiny)}, **params})
+    git(root, "-c", "user.email=t@escrag.invalid", "-c", "user.name=test", "commit", "-qam", "tiny params")
+    return root
