@@ -23,8 +23,8 @@ def project_from(args: argparse.Namespace) -> Project:
 
 
 def inside_project(project: Project, value: Path, argument: str) -> Path:
-    """`value` with `..` and symlinks resolved, when that stays inside the project: escrag writes nowhere
-    else (inputs it only reads, such as an ESConv folder, may live anywhere)."""
+    """`value` with `..` and symlinks resolved, when that stays inside the project: the files escrag writes
+    stay there (inputs it only reads, such as an ESConv folder, may live anywhere)."""
     resolved = Path(value).expanduser().resolve()
     root = project.root.resolve()
     if not resolved.is_relative_to(root):

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, inside_project, project_from
+from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
 
 MAX_METRIC_LINES = 12  # the evaluation metrics are many; the text report shows the mismatches and a count
 
@@ -48,7 +48,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     except UnknownModelError as error:
         print(f"escrag reproduce: MODEL {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    into = inside_project(project, args.into or project.state / "reproduce" / (version or run.info.run_id), "--into")
+    into = (args.into or project.state / "reproduce" / (version or run.info.run_id)).resolve()
 
     def weight_difference(policy: Path) -> float | None:
         if version is None:

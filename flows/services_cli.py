@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli_support import EXIT_FAILED, EXIT_OK, inside_project, project_from
+from flows.cli_support import EXIT_FAILED, EXIT_OK, project_from
 
 DEFAULT_STATE = ".services"  # under the project; ignored by git
 
@@ -45,8 +45,10 @@ def add_parser(sub: Any) -> None:
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
-    project = project_from(args)
-    return inside_project(project, args.state_dir, "--state-dir") if args.state_dir else project.root / DEFAULT_STATE
+    if args.state_dir:
+        return args.state_dir.resolve()
+
+    return project_from(args).root / DEFAULT_STATE
 
 
 def _start(args: argparse.Namespace) -> int:

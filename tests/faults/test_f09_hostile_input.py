@@ -46,9 +46,11 @@ def hostile(fault_project, first_run, tmp_path_factory) -> Iterator[dict[str, st
 
 CASES = [  # (label, argv with {tmp}/{dialogues} filled in, what the error must name)
     ("`..` escape: preferences build --out", ["preferences", "build", "--out", "../../escaped.jsonl"], "--out"),
-    ("absolute path outside: reproduce --into", ["reproduce", "models:/escrag-policy/1", "--into", OUTSIDE], "--into"),
+    ("absolute path outside: preferences build --out", ["preferences", "build", "--out", f"{OUTSIDE}/x.jsonl"],
+     "--out"),
+    ("a folder that is not new: reproduce --into", ["reproduce", "models:/escrag-policy/1", "--into", "{tmp}"],
+     "--into {tmp}"),
     ("symlink out of the project: --out", ["preferences", "build", "--out", "artifacts/escape/x.jsonl"], "--out"),
-    ("absolute path outside: services --state-dir", ["services", "status", "--state-dir", OUTSIDE], "--state-dir"),
     ("`..` in a data file name: data add --as", ["data", "add", "knowledge", "{tmp}/turns.json", "--as", "../../x"],
      "'../../x'"),
     ("unknown registry URI: lineage", ["lineage", "models:/no-such-model/1"], "models:/no-such-model/1"),
