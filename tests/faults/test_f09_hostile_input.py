@@ -72,8 +72,9 @@ CASES = [  # (label, argv with {tmp}/{dialogues} filled in, what the error must 
 
 @pytest.mark.parametrize(("label", "argv", "names"), CASES, ids=[c[0] for c in CASES])
 def test_hostile_argument_is_refused_with_exit_2_and_changes_nothing(
-    fault_project, hostile, fault, capsys, label, argv, names
+    fault_project, hostile, fault, capsys, monkeypatch, label, argv, names
 ):
+    monkeypatch.chdir(fault_project)  # relative paths resolve as a user in the project would type them
     row = fault(9, f"hostile input, {label}", "exit 2; stderr names the argument; every file, git, registry unchanged")
     argv = [a.format(**hostile) for a in argv]
     names = names.format(**hostile)
