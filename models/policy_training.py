@@ -128,7 +128,12 @@ def last_checkpoint(checkpoints: Path) -> Path | None:
         if checkpoints.is_dir()
         else []
     )
-    return max(found, key=lambda p: int(p.name.rsplit("-", 1)[1]), default=None)
+    return max(found, key=checkpoint_step, default=None)
+
+
+def checkpoint_step(folder: Path) -> int:
+    """The optimizer step a `checkpoint-N` folder holds: N."""
+    return int(folder.name.rsplit("-", 1)[1])
 
 
 def train_grpo(
@@ -190,9 +195,7 @@ def train_grpo(
     )
     resume = last_checkpoint(checkpoints)
     if resume is not None:
-        logger.info(
-            "GRPO resumes from %s (step %s of %d)", resume.name, resume.name.rsplit("-", 1)[1], settings.max_steps
-        )
+        logger.info("GRPO resumes from %s (step %d of %d)", resume.name, checkpoint_step(resume), settings.max_steps)
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     digest = _finish(trainer, tokenizer, out_dir)
     if is_main_process():
