@@ -8,7 +8,17 @@ import logging
 import sys
 from pathlib import Path
 
-from flows.cli_support import EXIT_BAD_INPUT, EXIT_BUSY, EXIT_FAILED, EXIT_OK, ArgumentRefused, project_from
+from flows.cli_support import (
+    EXIT_BAD_INPUT,
+    EXIT_BUSY,
+    EXIT_FAILED,
+    EXIT_NO_SPACE,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,
+    ArgumentRefused,
+    disk_full,
+    project_from,
+)
 from models.config import ParamsError
 from tasks.build_stages import DataValidationError
 from tasks.dvc_ops import DataRestoreError
@@ -16,10 +26,20 @@ from tasks.file_lock import LockBusy, exclusive
 from tasks.jsonl_reader import DataError
 from tasks.project import Project, ProjectNotFoundError
 from tasks.registry import UnknownModelError
+from tasks.tracking import TrackingUnreachable, check_reachable
 
 RUN_LOCK = "run.lock"  # under Project.state
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_BUSY", "EXIT_FAILED", "EXIT_OK", "build_parser", "main", "project_from"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_BUSY",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_UNAVAILABLE",
+    "build_parser",
+    "main",
+    "project_from",
+]
 
 
 def use_recipe(project: Project, name: str, *, runs_here: bool) -> None:
@@ -62,6 +82,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
     project = project_from(args)
     project.params  # noqa: B018
     project.compute  # noqa: B018
+    check_reachable(project)  # `dvc repro` runs stages one by one: each fails before its work, not after
     from models.compute import is_main_process
     from tasks.dvc_ops import restore_bundled_data
     from tasks.stages import STAGES
@@ -181,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     except LockBusy as exc:
         print(f"escrag: {exc}; wait for it to finish, or pass --wait SECONDS", file=sys.stderr)
         return EXIT_BUSY
+    except TrackingUnreachable as exc:
+        print(f"escrag: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
     except (
         ArgumentRefused,
         ParamsError,
@@ -192,6 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         print(f"escrag: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as exc:
+        if not disk_full(exc):
+            raise
+        print(
+            f"escrag: no space left on device ({type(exc).__name__}: {str(exc)[:300]}). Free space and run again: "
+            "the step that failed recorded nothing, and the next run redoes it",
+            file=sys.stderr,
+        )
+        return EXIT_NO_SPACE
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ def retrain(project_dir: str | None = None, data_version: str | None = None, git
             f"data.dvc at {git_ops.head(project.root)[:12]} is {data_md5(project.root)}, "
             f"not the data version {data_version} this run was started for"
         )
+    pipeline.check_tracking(project)
     remote = _training_on_workers(project)
     if remote:
         pipeline.pull_inputs(project, "validate")

@@ -7,6 +7,7 @@ so GRPO would see no format signal at all (DeepSeek-R1 used a cold start for the
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import shutil
 from collections.abc import Callable, Sequence
@@ -76,10 +77,15 @@ def _finish(trainer, tokenizer, out_dir: Path) -> str:
 
 
 def _save_atomically(trainer, tokenizer, out_dir: Path) -> None:
+    """Write beside `out_dir`, then swap it in: a save cut short (a full disk) leaves the old folder or none."""
     staging = out_dir.with_name(out_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    trainer.model.save_pretrained(staging, safe_serialization=True)
-    tokenizer.save_pretrained(staging)
+    try:
+        trainer.model.save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # free what it took, for the re-run
+        raise
     shutil.rmtree(out_dir, ignore_errors=True)
     staging.rename(out_dir)
 
@@ -122,13 +128,18 @@ def train_cold_start(
 
 
 def last_checkpoint(checkpoints: Path) -> Path | None:
-    """The newest complete `checkpoint-N` folder the trainer wrote (it writes trainer_state.json last)."""
-    found = (
-        [p for p in checkpoints.glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
-        if checkpoints.is_dir()
-        else []
-    )
+    """The newest complete `checkpoint-N` folder the trainer wrote. It writes trainer_state.json last, so a
+    save cut short (a kill, a full disk) has none, or one that does not parse or names another step."""
+    found = [p for p in checkpoints.glob("checkpoint-*") if _is_complete(p)] if checkpoints.is_dir() else []
     return max(found, key=checkpoint_step, default=None)
+
+
+def _is_complete(folder: Path) -> bool:
+    try:
+        state = json.loads((folder / "trainer_state.json").read_text())
+        return state.get("global_step") == checkpoint_step(folder)
+    except (OSError, ValueError):
+        return False
 
 
 def checkpoint_step(folder: Path) -> int:
@@ -151,8 +162,9 @@ def train_grpo(
     """GRPO from `model_dir`; rank 0 writes the policy to `out_dir`.
 
     Every `settings.checkpoint_steps` steps the trainer saves its whole state in `checkpoints`; a run that
-    finds a checkpoint there resumes from it (the caller keys the folder by the run's inputs), and the
-    folder is removed once the policy is written. Returns the trainer's log history and the sha256 of the
+    finds a checkpoint there resumes from it (the caller keys the folder by the run's inputs, and removes it
+    once the run is recorded: the trainer also saves at the last step, so a run lost after training resumes
+    there instead of at step 0). Returns the trainer's log history and the sha256 of the
     final weights (`weights_digest`).
     """
     from datasets import Dataset
@@ -198,8 +210,6 @@ def train_grpo(
         logger.info("GRPO resumes from %s (step %d of %d)", resume.name, checkpoint_step(resume), settings.max_steps)
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     digest = _finish(trainer, tokenizer, out_dir)
-    if is_main_process():
-        shutil.rmtree(checkpoints, ignore_errors=True)
     return trainer.state.log_history, digest
 
 

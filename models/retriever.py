@@ -108,7 +108,9 @@ def _ensure_indices(tbl, changed: bool, ann_threshold: int) -> bool:
     from lancedb.index import FTS
 
     names = {i.name for i in tbl.list_indices()}
-    if changed or "text_idx" not in names:
+    # Rows the text index misses: a build cut short after its rows were committed (a kill, a full disk).
+    behind = "text_idx" in names and tbl.index_stats("text_idx").num_unindexed_rows > 0
+    if changed or behind or "text_idx" not in names:
         tbl.create_index("text", config=FTS(), replace=True)
     rows = tbl.count_rows()
     if rows < ann_threshold:

@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.logging import get_run_logger
 from prefect.tasks import exponential_backoff
 
-from tasks import dvc_ops, handoff, notify, promotion, registry, run_report
+from tasks import dvc_ops, handoff, notify, promotion, registry, run_report, tracking
 from tasks.project import Project
 from tasks.stages import STAGES
 
@@ -29,6 +29,12 @@ def _logger() -> logging.Logger | logging.LoggerAdapter:
         return get_run_logger()
     except Exception:  # noqa: BLE001 - outside a run context
         return logging.getLogger(__name__)
+
+
+@task(name="check-tracking", cache_policy=NO_CACHE, **REMOTE_RETRIES)
+def check_tracking(project: Project) -> None:
+    """The tracking server answers, before any work: a run that cannot log must not train first."""
+    tracking.check_reachable(project)
 
 
 @task(name="restore-data", cache_policy=NO_CACHE)

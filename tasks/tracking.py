@@ -23,6 +23,39 @@ EVALUATORS_MODEL = "escrag-evaluators"
 CHALLENGER, CHAMPION = "challenger", "champion"  # registry aliases, for every registered model
 
 
+class TrackingUnreachable(ConnectionError):
+    """The MLflow tracking server a run would log to does not answer."""
+
+
+def without_credentials(uri: str) -> str:
+    """`uri` with any user:password@ removed: what may appear in a message or a log."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(uri)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def check_reachable(project: Project, timeout_s: float = 5.0) -> None:
+    """Raise TrackingUnreachable unless the tracking server answers `/health`, so a run fails before it trains
+    rather than after. A store inside the project (SQLite) needs no check."""
+    if not project.tracks_to_server:
+        return
+    import urllib.error
+    import urllib.request
+
+    shown = without_credentials(project.tracking_uri.rstrip("/"))
+    try:
+        with urllib.request.urlopen(f"{project.tracking_uri.rstrip('/')}/health", timeout=timeout_s) as answer:
+            answer.read()
+    except (urllib.error.URLError, OSError) as exc:
+        why = getattr(exc, "reason", None) or exc
+        raise TrackingUnreachable(
+            f"MLflow tracking server {shown} (MLFLOW_TRACKING_URI) does not answer: {why}. Nothing was run; start "
+            "the server (`escrag services start`), or unset MLFLOW_TRACKING_URI to use the project's own store"
+        ) from exc
+
+
 def client() -> Any:
     """The MLflow client, on whatever tracking URI `configure` set."""
     from mlflow import MlflowClient

@@ -160,6 +160,7 @@ def grpo(project: Project) -> dict:
     # The reward encoders run on the policy's device, batched (models.compute).
     resources = RewardResources(preference_scorer=preference_scorer(project), compute=compute)
     funcs, weights = build_reward_functions(settings.rewards, resources)
+    checkpoints = grpo_checkpoints(project)
     train = functools.partial(
         train_grpo,
         project.artifact("sft"),
@@ -169,7 +170,7 @@ def grpo(project: Project) -> dict:
         GrpoSettings(**settings.model_dump(exclude={"rewards", "max_prompts"}), seed=params.seed),
         project.artifact("policy"),
         compute=compute,
-        checkpoints=grpo_checkpoints(project),
+        checkpoints=checkpoints,
     )
     if not is_main_process():
         _, digest = train(report_to=[])
@@ -190,4 +191,5 @@ def grpo(project: Project) -> dict:
     summary = {"mlflow_run_id": run.info.run_id, "steps": len(curve), "weights_sha256": digest}
     write_json(project.artifact("grpo", "run.json"), summary)
     write_json(project.reports / "grpo_reward_curve.json", {"reward": curve})
+    shutil.rmtree(checkpoints, ignore_errors=True)  # only now: a run that failed to log resumes at its last step
     return summary

@@ -43,3 +43,45 @@ def test_a_held_lock_refuses_a_second_holder_naming_the_first(tmp_path):
                 pass
     with exclusive(path, 0, "escrag run"):  # released on exit: the next holder gets it at once
         pass
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed again on exit: nothing listens there
+
+
+def test_an_unreachable_tracking_server_is_named_without_its_credentials(project, monkeypatch):
+    from tasks.tracking import TrackingUnreachable, check_reachable
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://alice:s3cret@127.0.0.1:{_closed_port()}")
+    with pytest.raises(TrackingUnreachable) as refused:
+        check_reachable(project, timeout_s=2)
+    assert "127.0.0.1" in str(refused.value) and "MLFLOW_TRACKING_URI" in str(refused.value)
+    assert "s3cret" not in str(refused.value) and "alice" not in str(refused.value)
+
+
+def test_a_project_store_needs_no_server(project, monkeypatch):
+    from tasks.tracking import check_reachable
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    check_reachable(project)  # SQLite inside the project: nothing to reach, no error
+
+
+def test_disk_full_is_recognised_through_the_chain_and_in_native_messages():
+    import errno
+
+    from flows.cli_support import disk_full
+
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as cause:
+            raise RuntimeError("saving the checkpoint failed") from cause
+    except RuntimeError as wrapped:
+        assert disk_full(wrapped)
+    assert disk_full(RuntimeError("lance error: LanceError(IO): No space left on device (os error 28)"))
+    assert not disk_full(OSError(errno.EACCES, "Permission denied"))
+    assert not disk_full(ValueError("no space in this message"))
