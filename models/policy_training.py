@@ -6,11 +6,13 @@ so GRPO would see no format signal at all (DeepSeek-R1 used a cold start for the
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import logging
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,6 +144,19 @@ def _is_complete(folder: Path) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def _disk_full_named(folder: Path, needed: int) -> Iterator[None]:
+    """torch.save reports a full disk as a bare stream error ("unexpected pos"): name it, as ENOSPC, when the
+    checkpoint folder has less room left than one more copy of the weights."""
+    try:
+        yield
+    except RuntimeError as exc:
+        free = shutil.disk_usage(folder).free if folder.exists() else needed
+        if free < needed:
+            raise OSError(errno.ENOSPC, f"No space left on device: {free} bytes free in {folder}") from exc
+        raise
+
+
 def checkpoint_step(folder: Path) -> int:
     """The optimizer step a `checkpoint-N` folder holds: N."""
     return int(folder.name.rsplit("-", 1)[1])
@@ -208,7 +223,9 @@ def train_grpo(
     resume = last_checkpoint(checkpoints)
     if resume is not None:
         logger.info("GRPO resumes from %s (step %d of %d)", resume.name, checkpoint_step(resume), settings.max_steps)
-    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    with _disk_full_named(checkpoints, weights):
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     digest = _finish(trainer, tokenizer, out_dir)
     return trainer.state.log_history, digest
 

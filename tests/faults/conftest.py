@@ -2,30 +2,39 @@
 DVC, MLflow, LanceDB and Prefect) and checks a promise escrag makes. `make test` prints one table at the
 end, one row per fault: what was injected, what escrag did, what was checked, pass or fail.
 
-The whole-flow faults share one project and one first run (`first_run`): it is started with secrets in its
-environment (fault 10), and a second `escrag run` is started while it holds the project (fault 6).
+The whole-flow faults share one project (`scenario`, tests/faults/scenario.py): runs killed at three points,
+then one that finishes with secrets in its environment while a second `escrag run` is refused.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import subprocess
-import sys
+import signal
 import textwrap
-import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from flows.cli import RUN_LOCK
-from tasks.project import Project
+from tasks.services import free_port
+from tests.faults.scenario import (
+    Scenario,
+    start_mlflow_server,
+    step_final_run,
+    step_kill_in_grpo,
+    step_kill_in_push,
+    step_kill_in_reward_model,
+    step_no_server,
+)
 from tests.integration.conftest import escrag_env
 from tests.integration.project_copy import tiny_project
+from tests.integration.tiny_models import TINY_RUN
 
 # Made at run time, so no file of the project (this one included) holds them unless a run wrote them there.
 SECRETS = {"ESCRAG_LLM_API_KEY": f"sk-{secrets.token_hex(16)}", "AWS_SECRET_ACCESS_KEY": secrets.token_urlsafe(30)}
+GRPO_STEPS, GRPO_CHECKPOINT_EVERY = 6, 2
 _ROWS: list[dict] = []
 HEADERS = ("fault injected", "what escrag did", "what was checked")
 
@@ -86,50 +95,29 @@ def project_files(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def escrag(project: Path, *args: str, env: dict | None = None, **popen) -> subprocess.Popen:
-    """`escrag ARGS` on `project`, started (not waited for), with its output piped."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "--project", str(project), *args],
-        cwd=project,
-        env=env or escrag_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **popen,
-    )
+@pytest.fixture(scope="package")
+def scenario(tmp_path_factory, repo_root) -> Iterator[Scenario]:
+    """The project every whole-flow fault shares, after the runs of tests/faults/scenario.py (faults 1, 2, 6, 7,
+    10); its MLflow server stays up for the faults that follow."""
+    grpo = {**TINY_RUN["grpo"], "max_steps": GRPO_STEPS, "checkpoint_steps": GRPO_CHECKPOINT_EVERY}
+    root = tiny_project(repo_root, tmp_path_factory, "fault-project", grpo=grpo)
+    port = free_port()
+    s = Scenario(root, {**escrag_env(), **SECRETS, "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"})
+    step_no_server(s)
+    server = start_mlflow_server(root, port)
+    try:
+        step_kill_in_push(s, repo_root)
+        step_kill_in_reward_model(s)
+        step_kill_in_grpo(s)
+        step_final_run(s)
+        yield s
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
 
 
 @pytest.fixture(scope="package")
-def fault_project(tmp_path_factory, repo_root) -> Path:
-    return tiny_project(repo_root, tmp_path_factory, "fault-project")
-
-
-@dataclass
-class FirstRun:
-    returncode: int
-    stdout: str
-    stderr: str
-    second: subprocess.CompletedProcess  # the `escrag run` started while the first one held the project
-    second_seconds: float
-    dvc_status: str  # `dvc status --json` right after the first run, before other faults change the project
-
-
-@pytest.fixture(scope="package")
-def first_run(fault_project) -> FirstRun:
-    """The whole flow once, with SECRETS in its environment; a second run is started once it holds the project."""
-    env = {**escrag_env(), **SECRETS}
-    first = escrag(fault_project, "run", env=env)
-    lock = Project(fault_project).state / RUN_LOCK
-    deadline = time.monotonic() + 300
-    while not (lock.exists() and lock.stat().st_size) and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.5)  # until the first run holds the project (its lock names it)
-    start = time.monotonic()
-    second = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "--project", str(fault_project), "run"],
-        cwd=fault_project, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    seconds = time.monotonic() - start
-    out, err = first.communicate(timeout=1800)
-    status = subprocess.run([sys.executable, "-m", "dvc", "status", "--json"], cwd=fault_project, capture_output=True,
-                            text=True, check=True, env=escrag_env())  # fmt: skip
-    return FirstRun(first.returncode, out, err, second, seconds, status.stdout.strip())
+def fault_project(scenario) -> Path:
+    """The scenario's project once its last run finished (the run itself is checked by faults 1, 2, 6, 7)."""
+    assert scenario.final.returncode == 0, scenario.final.stderr[-4000:]
+    return scenario.root

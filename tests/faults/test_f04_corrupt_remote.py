@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tasks import dvc_ops
-from tests.integration.conftest import escrag_env, run_escrag
+from tests.integration.conftest import escrag_env
 from tests.integration.project_copy import git
 
 pytestmark = pytest.mark.slow
@@ -23,14 +23,13 @@ def _flip(path) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_corrupt_remote_object_is_detected_and_never_reaches_data(fault_project, first_run, fault, tmp_path):
+def test_corrupt_remote_object_is_detected_and_never_reaches_data(scenario, fault_project, fault, tmp_path):
     row = fault(4, "bytes flipped in one DVC remote object", "clone restore and data checkout fail naming the file; "
                 "no data/ written; cache holds no corrupt object")  # fmt: skip
-    assert first_run.returncode == 0, first_run.stderr[-4000:]
     line = (fault_project / "starter_data" / "knowledge" / "techniques.jsonl").read_text().splitlines()[0]
     extra = tmp_path / "extra.jsonl"
     extra.write_text(json.dumps({**json.loads(line), "id": "kn-fault-suite-1"}) + "\n")
-    added = run_escrag(fault_project, "data", "add", "knowledge", str(extra))
+    added = scenario.run("data", "add", "knowledge", str(extra))
     assert added.returncode == 0, added.stderr[-3000:]
     md5 = dvc_ops.data_md5(fault_project)
     entries = dvc_ops.manifest(dvc_ops.cache_dir(fault_project), md5)
@@ -41,8 +40,8 @@ def test_corrupt_remote_object_is_detected_and_never_reaches_data(fault_project,
     git(tmp_path, "clone", "-q", str(fault_project), str(clone))
     subprocess.run([sys.executable, "-m", "dvc", "remote", "modify", "--local", "local", "url",
                     str(fault_project / ".dvcstore")], cwd=clone, check=True, env=escrag_env())  # fmt: skip
-    restore = run_escrag(clone, "stage", "validate")
-    checkout = run_escrag(clone, "data", "checkout", md5[:12])
+    restore = scenario.run("stage", "validate", cwd=clone)
+    checkout = scenario.run("data", "checkout", md5[:12], cwd=clone)
     row.did = f"restore exit {restore.returncode}, checkout exit {checkout.returncode}: named knowledge/extra.jsonl"
     for result in (restore, checkout):
         assert result.returncode != 0

@@ -30,9 +30,8 @@ def snapshot(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def hostile(fault_project, first_run, tmp_path_factory) -> Iterator[dict[str, str]]:
+def hostile(fault_project, tmp_path_factory) -> Iterator[dict[str, str]]:
     """Files the cases point at: a model folder without weights, a symlink out of the project, bad YAML."""
-    assert first_run.returncode == 0, first_run.stderr[-4000:]
     tmp = tmp_path_factory.mktemp("hostile")
     (tmp / "empty-model").mkdir()
     (tmp / "bad.yaml").write_text("compute: [cpu,\n  ::: not yaml")
