@@ -109,7 +109,7 @@ def scenario(tmp_path_factory, repo_root) -> Iterator[Scenario]:
         step_kill_in_push(s, repo_root)
         step_kill_in_reward_model(s)
         step_kill_in_grpo(s)
-        step_final_run(s)
+        step_final_run(s, tmp_path_factory.mktemp("fault-clone") / "clone")
         yield s
     finally:
         os.killpg(server.pid, signal.SIGKILL)

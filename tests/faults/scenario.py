@@ -30,6 +30,7 @@ import yaml
 from flows.cli import RUN_LOCK
 from models.policy_training import checkpoint_step, last_checkpoint
 from tasks import dvc_ops
+from tasks.file_lock import holder
 from tasks.project import Project
 from tests.integration.conftest import escrag_env
 from tests.integration.project_copy import git
@@ -61,6 +62,7 @@ sys.exit(main(["--project", sys.argv[1], "run"]))
 class Scenario:
     root: Path
     env: dict[str, str]  # every run's environment: the server's URI and the secrets
+    committed: dict = field(default_factory=dict)  # dvc.lock's stages as committed in git, before any run
     seen: dict = field(default_factory=dict)
     final: subprocess.CompletedProcess | None = None
 
@@ -154,9 +156,10 @@ def checkpoints(root: Path) -> Path:
     return Project(root).state / "checkpoints"
 
 
-def _lock_stages(root: Path) -> set[str]:
+def recorded(root: Path) -> dict[str, dict]:
+    """dvc.lock's entry for each stage (the project's copy starts with the one committed in git)."""
     path = root / "dvc.lock"
-    return set(yaml.safe_load(path.read_text())["stages"]) if path.exists() else set()
+    return yaml.safe_load(path.read_text())["stages"] if path.exists() else {}
 
 
 def _stage_started(s: Scenario, stage: str) -> bool:
@@ -167,11 +170,12 @@ def _stage_started(s: Scenario, stage: str) -> bool:
 
 
 def step_no_server(s: Scenario) -> None:
+    s.committed = recorded(s.root)
     started = time.monotonic()
     run = s.escrag("run")
     _, err = run.communicate(timeout=600)
     s.seen["no_server"] = {"code": run.returncode, "stderr": err, "seconds": time.monotonic() - started,
-                           "artifacts": (s.root / "artifacts").exists(), "lock": _lock_stages(s.root)}  # fmt: skip
+                           "artifacts": (s.root / "artifacts").exists(), "lock": recorded(s.root)}  # fmt: skip
 
 
 def step_kill_in_push(s: Scenario, repo_root: Path) -> None:
@@ -187,7 +191,7 @@ def step_kill_in_push(s: Scenario, repo_root: Path) -> None:
 
 def step_kill_in_reward_model(s: Scenario) -> None:
     failed = _kill_when(s.escrag("run", start_new_session=True), lambda: _stage_started(s, "reward_model"), 5)
-    s.seen["reward_model"] = {"failed": failed, "lock": _lock_stages(s.root), "missing": missing_in_remote(s.root),
+    s.seen["reward_model"] = {"failed": failed, "lock": recorded(s.root), "missing": missing_in_remote(s.root),
                               "versions": s.versions("escrag-reward")}  # fmt: skip
 
 
@@ -199,19 +203,20 @@ def step_kill_in_grpo(s: Scenario) -> None:
 
     failed = _kill_when(s.escrag("run", start_new_session=True), lambda: resumable() is not None)
     s.seen["grpo"] = {
-        "failed": failed, "at": checkpoint_step(resumable()) if resumable() else None, "lock": _lock_stages(s.root),
+        "failed": failed, "at": checkpoint_step(resumable()) if resumable() else None, "lock": recorded(s.root),
         "policies": s.versions("escrag-policy"), "rewards": s.versions("escrag-reward"),
         "policy_folder": (s.root / "artifacts" / "policy").exists(),
     }  # fmt: skip
 
 
-def step_final_run(s: Scenario) -> None:
-    """The run that finishes; a second one is started as soon as it holds the project."""
+def step_final_run(s: Scenario, clone: Path) -> None:
+    """The run that finishes; a second one is started as soon as it holds the project. Then a git clone of the
+    project restores its data version from the remote, into `clone`."""
     first = s.escrag("run")
     lock = Project(s.root).state / RUN_LOCK
     deadline = time.monotonic() + 300
-    while not (lock.exists() and lock.stat().st_size) and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
+    while f"pid {first.pid} " not in holder(lock) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)  # the killed runs left their names in the file: wait for this one's
     started = time.monotonic()
     second = s.escrag("run")
     out2, err2 = second.communicate(timeout=300)
@@ -222,14 +227,21 @@ def step_final_run(s: Scenario) -> None:
     s.seen["final"] = {"dvc_status": status.stdout.strip(), "missing": missing_in_remote(s.root),
                        "corrupt": corrupt_objects(s.root / ".dvcstore") + corrupt_objects(dvc_ops.cache_dir(s.root)),
                        "policies": s.versions("escrag-policy"), "rewards": s.versions("escrag-reward"),
-                       "checkpoints": list(checkpoints(s.root).glob("grpo-*"))}  # fmt: skip
+                       "checkpoints": list(checkpoints(s.root).glob("grpo-*")), "grpo_steps": _grpo_steps(s),
+                       "clone": _clone_checkout(s, clone)}  # fmt: skip
 
 
-def clone_checkout(s: Scenario, into: Path) -> tuple[subprocess.CompletedProcess, list[str]]:
-    """A git clone of the project restores data.dvc's version from the remote: the result and any file whose
-    md5 is not data.dvc's."""
+def _grpo_steps(s: Scenario) -> list[int]:
+    """The steps the last GRPO run logged a reward for."""
+    run_id = json.loads((s.root / "artifacts" / "grpo" / "run.json").read_text())["mlflow_run_id"]
+    return sorted(m.step for m in s.client().get_metric_history(run_id, "reward"))
+
+
+def _clone_checkout(s: Scenario, into: Path) -> dict:
+    """`escrag data checkout HEAD` in a git clone of the project, from its DVC remote: the exit code, stderr,
+    and the files whose md5 is not data.dvc's."""
     git(into.parent, "clone", "-q", str(s.root), str(into))
     _dvc(into, "remote", "modify", "--local", "local", "url", str(s.root / ".dvcstore"))
-    checkout = subprocess.run([sys.executable, "-m", "flows.cli", "--project", str(into), "data", "checkout",
-                               "HEAD"], cwd=into, capture_output=True, text=True, env=escrag_env())  # fmt: skip
-    return checkout, dvc_ops.mismatched_files(into, dvc_ops.data_md5(into) or "?")
+    checkout = s.run("data", "checkout", "HEAD", cwd=into)
+    mismatched = dvc_ops.mismatched_files(into, dvc_ops.data_md5(into) or "?")
+    return {"code": checkout.returncode, "stderr": checkout.stderr, "mismatched": mismatched}

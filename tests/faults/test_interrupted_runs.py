@@ -4,7 +4,6 @@ last run that finishes while a second one is refused."""
 
 from __future__ import annotations
 
-import json
 import signal
 
 import lancedb
@@ -12,7 +11,7 @@ import pytest
 
 from flows.cli_support import EXIT_BUSY, EXIT_UNAVAILABLE
 from tests.faults.conftest import GRPO_STEPS
-from tests.faults.scenario import PUSHED_BEFORE_KILL, clone_checkout
+from tests.faults.scenario import PUSHED_BEFORE_KILL
 
 pytestmark = pytest.mark.slow
 
@@ -27,30 +26,31 @@ def test_f07_unreachable_tracking_server_stops_the_run_before_any_work(scenario,
     )
     assert seen["code"] == EXIT_UNAVAILABLE, seen["stderr"][-3000:]
     assert scenario.tracking_uri in seen["stderr"] and "does not answer" in seen["stderr"]
-    assert not seen["artifacts"] and not seen["lock"], "nothing ran: no artifacts/, no stage in dvc.lock"
+    assert not seen["artifacts"] and seen["lock"] == scenario.committed, "nothing ran: no artifacts/, dvc.lock as is"
     assert scenario.final.returncode == 0, scenario.final.stderr[-4000:]
     assert (final["policies"], final["rewards"]) == (1, 1)
 
 
-def test_f02_kills_in_the_push_and_the_reward_model_lose_and_corrupt_nothing(scenario, fault, tmp_path):
+def test_f02_kills_in_the_push_and_the_reward_model_lose_and_corrupt_nothing(scenario, fault):
     row = fault(2, "kill -9 inside `dvc push` (an upload half done), then inside the reward-model stage",
                 "no corrupt object in cache or remote; re-runs complete the push and the stage; `dvc status -c` "
                 "clean; data.dvc checks out in a clone")  # fmt: skip
     push, reward, final = scenario.seen["push"], scenario.seen["reward_model"], scenario.seen["final"]
-    checkout, mismatched = clone_checkout(scenario, tmp_path / "clone")
+    clone = final["clone"]
     row.did = (
         f"push killed with {push['objects']} objects up, {push['missing']} entries missing, "
         f"{len(push['corrupt'])} corrupt; reward model killed mid-training, nothing registered; re-runs "
-        f"finished both; `dvc status -c` missing {final['missing']}; clone checkout exit {checkout.returncode}"
+        f"finished both; `dvc status -c` missing {final['missing']}; clone checkout exit {clone['code']}"
     )
     assert push["code"] == -signal.SIGKILL, push["stderr"][-3000:]
     assert push["objects"] == PUSHED_BEFORE_KILL and push["missing"] > 0 and push["corrupt"] == []
     assert reward["failed"] is None, reward["failed"][-3000:]
     assert reward["missing"] == 0, "the next run finished the push"
-    assert "reward_model" not in reward["lock"] and reward["versions"] == 0, "the killed stage recorded nothing"
+    assert reward["lock"]["reward_model"] == scenario.committed["reward_model"], "the killed stage recorded nothing"
+    assert reward["versions"] == 0
     assert scenario.final.returncode == 0, scenario.final.stderr[-4000:]
     assert final["corrupt"] == [] and final["missing"] == 0
-    assert checkout.returncode == 0 and mismatched == [], checkout.stderr[-3000:]
+    assert clone["code"] == 0 and clone["mismatched"] == [], clone["stderr"][-3000:]
 
 
 def test_f01_killed_grpo_resumes_from_its_checkpoint(scenario, fault):
@@ -59,15 +59,14 @@ def test_f01_killed_grpo_resumes_from_its_checkpoint(scenario, fault):
     seen, final = scenario.seen["grpo"], scenario.seen["final"]
     assert seen["failed"] is None, seen["failed"][-3000:]
     assert scenario.final.returncode == 0, scenario.final.stderr[-4000:]
-    run_id = json.loads((scenario.root / "artifacts" / "grpo" / "run.json").read_text())["mlflow_run_id"]
-    steps = sorted(m.step for m in scenario.client().get_metric_history(run_id, "reward"))
+    steps = final["grpo_steps"]
     row.did = (
         f"killed at checkpoint-{seen['at']}; re-run logged GRPO steps {steps}; {len(steps)} of "
         f"{GRPO_STEPS} trained again"
     )
     assert 0 < seen["at"] < GRPO_STEPS, "the kill came after the last step: nothing left to resume"
     assert seen["policies"] == 0 and not seen["policy_folder"], "a killed run registers and writes no policy"
-    assert "grpo" not in seen["lock"] and seen["rewards"] == 1
+    assert seen["lock"]["grpo"] == scenario.committed["grpo"] and seen["rewards"] == 1
     assert steps == list(range(seen["at"] + 1, GRPO_STEPS + 1)), "the resumed run trains only the steps after it"
     assert final["checkpoints"] == [], "checkpoints removed"
 
