@@ -34,6 +34,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_BUSY",
     "EXIT_FAILED",
+    "EXIT_NO_SPACE",
     "EXIT_OK",
     "EXIT_UNAVAILABLE",
     "build_parser",

@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pytest
@@ -35,8 +34,6 @@ from tests.integration.tiny_models import TINY_RUN
 # Made at run time, so no file of the project (this one included) holds them unless a run wrote them there.
 SECRETS = {"ESCRAG_LLM_API_KEY": f"sk-{secrets.token_hex(16)}", "AWS_SECRET_ACCESS_KEY": secrets.token_urlsafe(30)}
 GRPO_STEPS, GRPO_CHECKPOINT_EVERY = 6, 2
-_ROWS: list[dict] = []
-HEADERS = ("fault injected", "what escrag did", "what was checked")
 
 
 @dataclass
@@ -62,28 +59,12 @@ def fault(request):
     return declare
 
 
-def pytest_runtest_logreport(report) -> None:
-    row = dict(report.user_properties).get("fault")
-    if row is not None and (report.when == "call" or report.outcome != "passed"):
-        _ROWS.append({"row": row, "outcome": report.outcome, "when": report.when})
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    if not _ROWS:
-        return
-    terminalreporter.section("fault suite")
-    widths = (36, 56, 48)
-    header = "  ".join(f"{h:{w}}" for h, w in zip(HEADERS, widths, strict=True))
-    terminalreporter.write_line(f"{'#':>2}  {header}  result")
-    for found in sorted(_ROWS, key=lambda r: r["row"].number):
-        row = found["row"]
-        result = "pass" if found["outcome"] == "passed" else f"FAIL ({found['when']})"
-        texts = (row.injected, row.did, row.checked)
-        cells = [textwrap.wrap(text, w) or [""] for text, w in zip(texts, widths, strict=True)]
-        for i in range(max(map(len, cells))):
-            parts = [f"{(c[i] if i < len(c) else ''):{w}}" for c, w in zip(cells, widths, strict=True)]
-            lead, tail = (f"{row.number:>2}", result) if i == 0 else ("", "")
-            terminalreporter.write_line(f"{lead:>2}  " + "  ".join(parts) + f"  {tail}")
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Rows travel as plain dicts, so a pytest-xdist worker can send them to the table (tests/fault_table.py)."""
+    report = yield
+    report.user_properties = [(k, asdict(v) if isinstance(v, FaultRow) else v) for k, v in report.user_properties]
+    return report
 
 
 def project_files(root: Path) -> list[Path]:
