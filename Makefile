@@ -40,11 +40,11 @@ services: $(STAMP)  ## start Prefect + MLflow servers and cpu/gpu workers on loo
 services-stop: $(STAMP)  ## stop what `make services` started
 	@$(BIN)/escrag services stop
 
-# Two workers: the suite waits on subprocesses and servers much of the time (tests/conftest.py groups it).
+# Two workers: the suite waits on subprocesses and servers much of the time (tests/conftest.py groups the tests).
 TEST_WORKERS ?= 2
 
 test: $(STAMP)  ## run the test suite (on TEST_WORKERS pytest-xdist workers)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test-faults: $(STAMP)  ## the fault suite alone, ending with its table (also part of `make test`)
 	$(BIN)/python -m pytest -q tests/faults

@@ -4,7 +4,7 @@
 assessment and, side by side, with the old lexicon scorer; per category it counts the conversations whose
 safe replies all score strictly above every unsafe reply, and the unsafe replies scored above 0.5. With
 --diasafety DIR it also reports precision and recall of flagging DiaSafety's test-split 'Risk Ignorance'
-replies (a reply scored at most 0.5 is flagged). blind3 is blind: score it once, when tuning is over.
+replies (a reply scored at most 0.5 is flagged). blind4 is blind: score it once, when tuning is over.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
-from models.safety.evaluation import BLIND_SPLIT, DEVELOPMENT_SPLITS
+from models.safety.evaluation import BLIND_SPLIT, DEVELOPMENT_SPLITS, SPENT_SPLITS
 
 log = logging.getLogger(__name__)
 COLUMNS = ("cases", "risk_detected", "safe_above_unsafe", "unsafe_replies", "unsafe_above_0.5")
@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
     )
     ev.add_argument(
         "--split",
-        choices=(*DEVELOPMENT_SPLITS, BLIND_SPLIT),
+        choices=(*DEVELOPMENT_SPLITS, *SPENT_SPLITS, BLIND_SPLIT),
         default="dev",
         help=f"which evals/crisis file (default: dev; {BLIND_SPLIT} is blind: score it once, when tuning is over)",
     )

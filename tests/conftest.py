@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -31,21 +32,33 @@ def starter_data() -> Path:
     return REPO_ROOT / "starter_data"
 
 
-# `make test` runs on two pytest-xdist workers (--dist loadgroup). A worker takes whole groups: one per test
-# module, so module fixtures are built once, except the modules that share a package fixture: the fault
-# suite's scenario, and the integration package's whole-flow run (`first_run`, `champion`).
-SHARED_RUNS = {"tests/faults": ("scenario", "fault_project"), "tests/integration": ("first_run", "champion")}
+# `make test` runs on two pytest-xdist workers. Each worker takes whole groups: one test module each, so module
+# fixtures are built once, except the modules that share a package fixture, which go together: the fault suite
+# (its scenario) and the integration modules that use the whole-flow run (`first_run`, `champion`). The groups
+# are named here, from the nodeid alone, because xdist's own `xdist_group` mark does not reach pytest 9's nodeids.
+SHARED_RUN = re.compile(r"\bdef \w+\([^)]*\b(first_run|champion)\b", re.DOTALL)
 
 
-def _run_group(item: pytest.Item) -> str | None:
-    path = Path(item.fspath).relative_to(REPO_ROOT).as_posix()
-    for package, fixtures in SHARED_RUNS.items():
-        if path.startswith(package + "/") and set(fixtures) & set(item.fixturenames):
-            return package
-    return None
+def _shared_run_modules() -> set[str]:
+    folder = REPO_ROOT / "tests" / "integration"
+    return {f"tests/integration/{p.name}" for p in folder.glob("test_*.py") if SHARED_RUN.search(p.read_text())}
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    shared = {item.module.__name__: group for item in items if (group := _run_group(item))}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(shared.get(item.module.__name__, item.module.__name__)))
+def group_of(nodeid: str, shared: set[str]) -> str:
+    """The group a test runs in: its module, the fault suite, or the integration whole-flow run."""
+    module = nodeid.split("::")[0]
+    if module.startswith("tests/faults/"):
+        return "tests/faults"
+    return "tests/integration (whole-flow run)" if module in shared else module
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = _shared_run_modules()
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid, shared)
+
+    return GroupScheduling(config, log)

@@ -27,10 +27,12 @@ def esconv_seeker_turns(path: Path, n: int, seed: int) -> list[str]:
     return turns[:n]
 
 
-def fit_probes(embed: Embed, dev: list[CrisisCase], esconv_train: Path, seed: int = 0) -> dict[str, LinearProbe]:
+def fit_probes(
+    embed: Embed, dev: list[CrisisCase], esconv_train: Path, seed: int = 0, negatives: int = ESCONV_NEGATIVES
+) -> dict[str, LinearProbe]:
     """The `risk` and `safe_reply` probes from the development cases `dev`; never sees a blind set."""
     risk_pos = [t for group in prototypes.RISK.values() for t in group] + [c.seeker for c in dev]
-    ordinary_turns = esconv_seeker_turns(esconv_train, ESCONV_NEGATIVES, seed)
+    ordinary_turns = esconv_seeker_turns(esconv_train, negatives, seed)
     # the risk level is read per sentence too (assess.py), so ordinary sentences are negatives as well
     ordinary_sentences = list(dict.fromkeys(s for turn in ordinary_turns for s in sentences(turn)))
     risk_neg = list(prototypes.ORDINARY) * prototypes.ORDINARY_WEIGHT + ordinary_turns + ordinary_sentences
