@@ -109,7 +109,6 @@ def test_deploy_puts_retrain_on_cpu_and_training_on_gpu(cluster, deployed):
 
 
 def test_new_data_alone_retrains_and_registers_a_candidate_with_lineage(cluster, retrains):
-    import mlflow
     from mlflow import MlflowClient
 
     runs = retrains["runs"]
@@ -117,8 +116,7 @@ def test_new_data_alone_retrains_and_registers_a_candidate_with_lineage(cluster,
     assert [r["name"] for r in runs] == [f"retrain-data-{m[:8]}" for m in retrains["md5s"]]
     assert [r["parameters"]["data_version"] for r in runs] == retrains["md5s"]
     assert {r["work_pool_name"] for r in runs} == {"cpu"}
-    mlflow.set_tracking_uri(cluster.env["MLFLOW_TRACKING_URI"])
-    client = MlflowClient()
+    client = MlflowClient(tracking_uri=cluster.env["MLFLOW_TRACKING_URI"])
     # The tiny random policy fails the crisis suite, so it stays the challenger: its lineage is what counts.
     candidate = client.get_model_version_by_alias("escrag-policy", "challenger")
     assert candidate.tags["promotion.decision"] == "rejected" and "crisis suite" in candidate.tags["promotion.reason"]
