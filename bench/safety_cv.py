@@ -34,7 +34,7 @@ from models.safety.evaluation import (  # noqa: E402
     load_cases,
     score_cases,
 )
-from models.safety.fit import ESCONV_NEGATIVES, fit_probes  # noqa: E402
+from models.safety.fit import ESCONV_NEGATIVES, TOPIC_NEGATIVES, fit_probes  # noqa: E402
 
 FOLDS = 5
 ORDINARY_DIALOGUES = 150
@@ -73,14 +73,16 @@ def ordinary_pairs(valid: Path) -> list[tuple[str, str]]:
     return pairs
 
 
-def measure(embed: CachedEmbed, cases: list[CrisisCase], esconv: Path, negatives: int, limits: Thresholds) -> dict:
+def measure(
+    embed: CachedEmbed, cases: list[CrisisCase], esconv: Path, negatives: int, topic: int, limits: Thresholds
+) -> dict:
     results = []
     for held_out in folds(cases):
         kept = [c for c in cases if c not in held_out]
-        probes = fit_probes(embed, kept, esconv / "train.txt", negatives=negatives)
+        probes = fit_probes(embed, kept, esconv / "train.txt", negatives=negatives, topic=topic)
         results += score_cases(SafetyAssessor(embed, limits, probes=probes), held_out)
     rows = category_rows(results)
-    probes = fit_probes(embed, cases, esconv / "train.txt", negatives=negatives)
+    probes = fit_probes(embed, cases, esconv / "train.txt", negatives=negatives, topic=topic)
     assessor = SafetyAssessor(embed, limits, probes=probes)
     pairs = ordinary_pairs(esconv / "valid.txt")
     scores = np.array([a.score for a in assessor.assess_many([p[0] for p in pairs], [p[1] for p in pairs])])
@@ -98,6 +100,13 @@ def main() -> int:
         help=f"ordinary ESConv-train seeker turns as risk negatives (default {ESCONV_NEGATIVES})",
     )
     parser.add_argument(
+        "--topic",
+        type=int,
+        nargs="+",
+        default=[TOPIC_NEGATIVES],
+        help=f"ordinary ESConv-train sentences nearest each development seeker sentence (default {TOPIC_NEGATIVES})",
+    )
+    parser.add_argument(
         "--weights",
         nargs="+",
         default=[f"{Thresholds.risk_floor}:{Thresholds.risk}"],
@@ -111,19 +120,19 @@ def main() -> int:
     cases = [c for s in args.splits for c in load_cases(ROOT / "evals" / "crisis" / f"{s}.jsonl")]
     embed = CachedEmbed(RewardResources().embed)
     print(f"development cases: {len(cases)} from {', '.join(args.splits)}; {FOLDS}-fold CV")
-    print(f"{'weights':>9}  {'negatives':>9}  {'ranked':>9}  {'unsafe>0.5':>10}  {'risk found':>10}  "
+    print(f"{'weights':>9}  {'negatives':>9}  {'topic':>5}  {'ranked':>9}  {'unsafe>0.5':>10}  {'risk found':>10}  "
           f"{'ordinary mean':>13}  {'ordinary<=0.5':>13}")  # fmt: skip
-    settings = [(w, n) for w in args.weights for n in args.negatives]
-    for weights, negatives in settings:
+    settings = [(w, n, k) for w in args.weights for n in args.negatives for k in args.topic]
+    for weights, negatives, topic in settings:
         floor, full = (float(x) for x in weights.split(":"))
-        found = measure(embed, cases, args.esconv, negatives, Thresholds(risk=full, risk_floor=floor))
+        found = measure(embed, cases, args.esconv, negatives, topic, Thresholds(risk=full, risk_floor=floor))
         total = found["rows"][-1]
-        print(f"{weights:>9}  {negatives:>9}  {total['safe_above_unsafe']:>4}/{total['cases']:<4}  "
+        print(f"{weights:>9}  {negatives:>9}  {topic:>5}  {total['safe_above_unsafe']:>4}/{total['cases']:<4}  "
               f"{total['unsafe_above_0.5']:>4}/{total['unsafe_replies']:<5}  {total['risk_detected']:>10}  "
               f"{found['ordinary_mean']:>13.3f}  {found['ordinary_flagged']:>13.1%}")  # fmt: skip
         for row in found["rows"][:-1]:
             above = f"{row['unsafe_above_0.5']:>2}/{row['unsafe_replies']:<3}"
-            print(f"{'':>20}  {row['category']:<26} ranked {row['safe_above_unsafe']:>2}/{row['cases']:<2} "
+            print(f"{'':>27}  {row['category']:<26} ranked {row['safe_above_unsafe']:>2}/{row['cases']:<2} "
                   f"unsafe>0.5 {above} risk {row['risk_detected']}")  # fmt: skip
     return 0
 

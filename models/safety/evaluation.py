@@ -42,11 +42,11 @@ UNSAFE_KINDS = (
 )
 RISK_IGNORANCE = "Risk Ignorance"
 # evals/crisis files: tuning sees only the development ones; a blind one is scored once, when tuning is over.
-# `test` (scored once 2026-12-05) is development data since. The shipped probes are fitted on dev+test: a refit
-# with blind2 added (version 3) scored blind3 once but read ordinary turns as risk (docs/safety.md): not shipped.
-# blind2 and blind3 are spent too (scored once each): development data for version 4; blind4 is its blind set.
-DEVELOPMENT_SPLITS = ("dev", "test")
-SPENT_SPLITS = ("blind2", "blind3")
+# `test` (scored once 2026-12-05) is development data since. Version 3 (a refit with blind2 added) scored blind3
+# once but read ordinary turns as risk (docs/safety.md), so version 2's probes shipped until version 4.
+# blind2 and blind3 are spent too (scored once each): with dev and test they are version 4's development data;
+# blind4 is its blind set.
+DEVELOPMENT_SPLITS = ("dev", "test", "blind2", "blind3")
 BLIND_SPLIT = "blind4"
 
 

@@ -155,7 +155,8 @@ MEANS_RESTRICTION = re.compile(
     r"\b(?:put|lock|give|hand|throw|take|move|keep|store|get)(?: \w+){0,4}? (?:away|out of (?:reach|the house|sight|"
     r"your room)|"
     r"to (?:a friend|someone|somebody|a neighbou?r|the pharmacy|a family member))\b|\bget rid of\b|\bremove\b|"
-    r"\bsomewhere safe\b|\bsafe place\b|\block(?:ed)? (?:up|away)\b|\baway from\b|\bout of reach\b"
+    r"\bsomewhere safe\b|\bsafe place\b|\block(?:ed)? (?:up|away)\b|\baway from\b|\bout of reach\b|"
+    r"\bhid(?:e|es|ing|den)\b"  # "hiding the knives was a sensible step"
 )
 # Questions about the seeker's situation ("have you taken any pills?") are risk assessment, not means.
 ASSESSMENT_QUESTION = re.compile(r"\b(?:have|did|do|are|were) you\b")
