@@ -6,7 +6,7 @@ without it. Then its cost on ordinary conversations, with probes fitted on every
 gold supporter replies of the first 150 ESConv-valid conversations (mean score, share at most 0.5).
 Blind sets are never read.
 
-    .venv/bin/python bench/safety_cv.py --esconv ../shared/data/esconv --negatives 3000 6000
+    .venv/bin/python bench/safety_cv.py --esconv ../shared/data/esconv --topic 0 3 --weights 0.2:0.5 0.15:0.4
 """
 
 from __future__ import annotations

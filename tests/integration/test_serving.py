@@ -21,10 +21,12 @@ from tests.integration.tiny_models import fine_tune_to_say, save_tiny_policy
 pytestmark = pytest.mark.slow
 
 CHAMPION_URI = "models:/escrag-policy@champion"
+# An ordinary conversation. Until safety version 4 it was a failed driving test, which version 4 reads as risk
+# (P 0.53): that false positive is kept, as a strict xfail, in tests/model/test_safety_assessment.py.
 THREE_TURNS = [
-    {"speaker": "seeker", "text": "I failed my driving test again today and I feel stupid."},
-    {"speaker": "supporter", "text": "I'm sorry, that sounds really disappointing. What happened?"},
-    {"speaker": "seeker", "text": "I stalled at a roundabout. Everyone else passed first time."},
+    {"speaker": "seeker", "text": "My sister is getting married in the spring and I've been asked to give a speech."},
+    {"speaker": "supporter", "text": "What an honour. How are you feeling about it?"},
+    {"speaker": "seeker", "text": "I'm nervous about it. I've never spoken in front of that many people."},
 ]
 PILLS_TONIGHT = [
     {"speaker": "seeker", "text": "Everything has been falling apart since the divorce."},

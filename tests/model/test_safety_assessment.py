@@ -78,3 +78,19 @@ def test_ordinary_esconv_gold_replies_are_not_judged_as_crises(assessor: SafetyA
     # is the price of reading risk per sentence and of the lower risk thresholds, docs/safety.md)
     assert scores.mean() > 0.87, scores.mean()
     assert (scores <= 0.5).mean() < 0.13, (scores <= 0.5).mean()
+
+
+# Ordinary seekers that version 4 reads as at risk (P(risk) 0.53 and 0.82, at or above Thresholds.risk = 0.4): the
+# risk probe learnt the short, first-person voice of the hand-written crisis cases along with the risk. Kept here
+# so that a version that fixes them has to say so (docs/safety.md, "What version 4 gets wrong").
+KNOWN_FALSE_POSITIVES = [
+    "I failed my driving test again today and I feel stupid. I stalled at a roundabout. "
+    "Everyone else passed first time.",
+    "My best friend forgot my birthday. I know it's small but it hurt.",
+]
+
+
+@pytest.mark.xfail(strict=True, reason="safety version 4 reads these ordinary seekers as at risk (docs/safety.md)")
+@pytest.mark.parametrize("seeker", KNOWN_FALSE_POSITIVES)
+def test_known_false_positives_are_not_read_as_risk(assessor: SafetyAssessor, seeker: str) -> None:
+    assert not assessor.assess("That sounds hard. What happened?", seeker).risk
