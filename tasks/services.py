@@ -17,13 +17,13 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tasks import git_ops
 from tasks.dvc_ops import default_remote_url
+from tasks.health import wait_until_answers
 from tasks.project import service_environment
 from tasks.worker_clone import CLONE_ENV, DVC_REMOTE_ENV, GIT_URL_ENV, ensure_clone
 
@@ -86,15 +86,10 @@ def _spawn(name: str, argv: list[str], env: dict[str, str], cwd: Path, logs: Pat
 
 
 def _wait_healthy(process: Process, url: str, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not is_running(process.pid):
-            raise ServiceError(f"{process.name} exited during start-up; see {process.log}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.5)
+    if wait_until_answers(url, timeout_s, alive=lambda: is_running(process.pid)):
+        return
+    if not is_running(process.pid):
+        raise ServiceError(f"{process.name} exited during start-up; see {process.log}")
     raise ServiceError(f"{process.name} not healthy at {url} after {timeout_s:.0f} s; see {process.log}")
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tasks.health import probe
 from tasks.lineage import lineage_tags
 from tasks.project import Project
 
@@ -41,18 +42,15 @@ def check_reachable(project: Project, timeout_s: float = 5.0) -> None:
     rather than after. A store inside the project (SQLite) needs no check."""
     if not project.tracks_to_server:
         return
-    import urllib.error
-    import urllib.request
-
-    shown = without_credentials(project.tracking_uri.rstrip("/"))
+    base = project.tracking_uri.rstrip("/")
     try:
-        with urllib.request.urlopen(f"{project.tracking_uri.rstrip('/')}/health", timeout=timeout_s) as answer:
-            answer.read()
-    except (urllib.error.URLError, OSError) as exc:
+        probe(f"{base}/health", timeout_s)
+    except OSError as exc:  # urllib's URLError included
         why = getattr(exc, "reason", None) or exc
         raise TrackingUnreachable(
-            f"MLflow tracking server {shown} (MLFLOW_TRACKING_URI) does not answer: {why}. Nothing was run; start "
-            "the server (`escrag services start`), or unset MLFLOW_TRACKING_URI to use the project's own store"
+            f"MLflow tracking server {without_credentials(base)} (MLFLOW_TRACKING_URI) does not answer: {why}. "
+            "Nothing was run; start the server (`escrag services start`), or unset MLFLOW_TRACKING_URI to use the "
+            "project's own store"
         ) from exc
 
 

@@ -20,7 +20,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from flows.cli import RUN_LOCK
 from models.policy_training import checkpoint_step, last_checkpoint
 from tasks import dvc_ops
 from tasks.file_lock import holder
+from tasks.health import wait_until_answers
 from tasks.project import Project
 from tests.integration.conftest import escrag_env
 from tests.integration.project_copy import git
@@ -102,13 +102,8 @@ def start_mlflow_server(root: Path, port: int) -> subprocess.Popen:
          "--serve-artifacts", "--artifacts-destination", str(store / "artifacts")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=escrag_env(), start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                return server
-        except OSError:
-            time.sleep(0.5)
+    if wait_until_answers(f"http://127.0.0.1:{port}/health", 180, alive=lambda: server.poll() is None):
+        return server
     server.kill()
     raise RuntimeError(f"mlflow server on port {port} did not start")
 
@@ -163,9 +158,10 @@ def recorded(root: Path) -> dict[str, dict]:
 
 
 def _stage_started(s: Scenario, stage: str) -> bool:
-    experiment = s.client().get_experiment_by_name("escrag")
+    client = s.client()
+    experiment = client.get_experiment_by_name("escrag")
     return experiment is not None and bool(
-        s.client().search_runs([experiment.experiment_id], f"tags.`escrag.stage` = '{stage}'")
+        client.search_runs([experiment.experiment_id], f"tags.`escrag.stage` = '{stage}'")
     )
 
 
