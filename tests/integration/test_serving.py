@@ -4,7 +4,6 @@ safety layer, in-process, over HTTP (`escrag serve` = `mlflow models serve`) and
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -15,6 +14,7 @@ import pytest
 import yaml
 
 from models.schema import STRATEGIES
+from tasks.services import free_port
 from tests.integration.conftest import escrag_env, mlflow_client, run_escrag
 from tests.integration.tiny_models import fine_tune_to_say, save_tiny_policy
 
@@ -122,12 +122,6 @@ def test_safety_layer_overrules_the_policy_for_a_seeker_at_risk(project, topic_s
     assert crisis["safety"]["counts"]["replaced_unsafe"] == 1 and crisis["safety"]["counts"]["replies"] == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _post(url: str, payload: dict) -> tuple[int, dict]:
     request = urllib.request.Request(
         url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
@@ -140,7 +134,7 @@ def _post(url: str, payload: dict) -> tuple[int, dict]:
 
 
 def test_escrag_serve_answers_over_http(project, champion):
-    port = _free_port()
+    port = free_port()
     args = [sys.executable, "-m", "flows.cli", "--project", str(project), "serve", "--port", str(port)]
     server = subprocess.Popen(args, cwd=project, env=escrag_env(), stdout=subprocess.PIPE, text=True)
     try:

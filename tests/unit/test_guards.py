@@ -45,18 +45,11 @@ def test_a_held_lock_refuses_a_second_holder_naming_the_first(tmp_path):
         pass
 
 
-def _closed_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]  # closed again on exit: nothing listens there
-
-
 def test_an_unreachable_tracking_server_is_named_without_its_credentials(project, monkeypatch):
+    from tasks.services import free_port  # closed again when it returns: nothing listens there
     from tasks.tracking import TrackingUnreachable, check_reachable
 
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://alice:s3cret@127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://alice:s3cret@127.0.0.1:{free_port()}")
     with pytest.raises(TrackingUnreachable) as refused:
         check_reachable(project, timeout_s=2)
     assert "127.0.0.1" in str(refused.value) and "MLFLOW_TRACKING_URI" in str(refused.value)
