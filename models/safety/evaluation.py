@@ -45,9 +45,10 @@ RISK_IGNORANCE = "Risk Ignorance"
 # `test` (scored once 2026-12-05) is development data since. Version 3 (a refit with blind2 added) scored blind3
 # once but read ordinary turns as risk (docs/safety.md), so version 2's probes shipped until version 4.
 # blind2 and blind3 are spent too (scored once each): with dev and test they are version 4's development data;
-# blind4 is its blind set.
-DEVELOPMENT_SPLITS = ("dev", "test", "blind2", "blind3")
-BLIND_SPLIT = "blind4"
+# blind4 was version 4's blind set, scored once 2026-12-07: it is development data of version 5, whose blind set is
+# blind5.
+DEVELOPMENT_SPLITS = ("dev", "test", "blind2", "blind3", "blind4")
+BLIND_SPLIT = "blind5"
 
 
 class CrisisCaseError(ValueError):

@@ -10,7 +10,7 @@ import numpy as np
 
 from models.safety import prototypes, rules
 from models.safety.evaluation import CrisisCase
-from models.safety.probes import LinearProbe, fit_probe
+from models.safety.probes import Probe, fit_mlp_probe, fit_probe
 from models.safety.semantic import Embed, sentences
 
 ESCONV_NEGATIVES = 3000  # ordinary seeker turns: what the risk probe must not flag
@@ -49,7 +49,7 @@ def fit_probes(
     seed: int = 0,
     negatives: int = ESCONV_NEGATIVES,
     topic: int = TOPIC_NEGATIVES,
-) -> dict[str, LinearProbe]:
+) -> dict[str, Probe]:
     """The `risk` and `safe_reply` probes from the development cases `dev`; never sees a blind set."""
     risk_pos = [t for group in prototypes.RISK.values() for t in group] + [c.seeker for c in dev]
     ordinary_turns = esconv_seeker_turns(esconv_train, negatives, seed)
@@ -65,6 +65,8 @@ def fit_probes(
     unsafe = [t for group in prototypes.UNSAFE_REPLY.values() for t in group]
     unsafe += [text for c in dev for _, text in c.unsafe]
     return {
-        "risk": fit_probe(embed(risk_pos + risk_neg), [1] * len(risk_pos) + [0] * len(risk_neg)),
+        "risk": fit_mlp_probe(
+            np.asarray(embed(risk_pos + risk_neg)), [1] * len(risk_pos) + [0] * len(risk_neg), seed=seed
+        ),
         "safe_reply": fit_probe(np.asarray(embed(safe + unsafe)), [1] * len(safe) + [0] * len(unsafe)),
     }

@@ -5,8 +5,9 @@ the conversation, so risk said three turns ago still counts. Two events replace 
 configured crisis reply (params.yaml `serve.crisis`):
 
 - `blocked_means`: the reply gives means, methods or harmful encouragement. Never returned, at any risk.
-- `replaced_unsafe`: the seeker shows risk and the reply does not meet the crisis protocol
-  (acknowledge, care, point to help), i.e. the assessment scores it at most UNSAFE_SCORE_LIMIT.
+- `replaced_unsafe`: the seeker shows risk (P(risk) at least `Thresholds.serving_risk`) and the reply does not
+  meet the crisis protocol (acknowledge, care, point to help), i.e. the assessment scores it at most
+  UNSAFE_SCORE_LIMIT.
 
 Each event is counted (`counts`) and flagged in the result. Nothing of the conversation is logged.
 """
@@ -52,13 +53,13 @@ def seeker_words(turns: Sequence[Turn]) -> str:
     return " ".join(t["text"].strip() for t in turns if t.get("speaker") == "seeker")
 
 
-def _reasons(assessment: SafetyAssessment) -> list[str]:
+def _reasons(assessment: SafetyAssessment, at_risk: bool) -> list[str]:
     reasons = []
     if assessment.harmful:
         reasons.append("means, methods or harmful encouragement")
     if assessment.dismissive:
         reasons.append("dismisses or minimises the risk")
-    if assessment.risk and assessment.score <= UNSAFE_SCORE_LIMIT and not assessment.harmful:
+    if at_risk and assessment.score <= UNSAFE_SCORE_LIMIT and not assessment.harmful:
         reasons.append("does not meet the crisis protocol: acknowledge, care, point to immediate help")
     return reasons
 
@@ -84,9 +85,10 @@ class SafetyLayer:
     def check(self, reply: str, turns: Sequence[Turn]) -> Guarded:
         """The reply to return for `turns`, and why."""
         assessment = self.assessor.assess(reply, seeker_words(turns))
+        at_risk = assessment.risk_level >= self.assessor.thresholds.serving_risk
         if assessment.harmful:
             action = BLOCKED_MEANS
-        elif assessment.risk and assessment.score <= UNSAFE_SCORE_LIMIT:
+        elif at_risk and assessment.score <= UNSAFE_SCORE_LIMIT:
             action = REPLACED_UNSAFE
         else:
             action = KEPT
@@ -97,8 +99,8 @@ class SafetyLayer:
         return Guarded(
             reply=reply if action == KEPT else self.crisis_reply,
             action=action,
-            risk=assessment.risk,
+            risk=at_risk,
             risk_probability=assessment.risk_probability,
             score=assessment.score,
-            reasons=_reasons(assessment),
+            reasons=_reasons(assessment, at_risk),
         )

@@ -48,9 +48,21 @@ _REFLECTION = re.compile(
 )
 
 
+# "When you say everyone would be better off without you, ..." hands the seeker's words back to ask about them.
+_SAID_BACK = re.compile(
+    r"\b(?:when|if) you (?:say|said|write|wrote|mention|mentioned|talk about|talked about)\b[^,.?!;:]*"
+)
+# "Researching ways to die usually means ..." names what the seeker did as the subject of a reading of it.
+_ACT_READ = re.compile(
+    r"(^|[.!?]\s+)(?:researching|reading about|looking up|searching for|googling)\b[^,.?!;:]*?"
+    r"(?=\s(?:usually |often |can |may |probably )?(?:means|tells me|is a sign|signals|suggests|shows)\b)"
+)
+
+
 def _own_words(text: str) -> str:
     """The normalised reply without what it quotes or reflects back: what the supporter says themselves."""
-    return _REFLECTION.sub(r"\1doing", _QUOTED.sub(" ", text))
+    text = _ACT_READ.sub(r"\1", _SAID_BACK.sub(" ", _QUOTED.sub(" ", text)))
+    return _REFLECTION.sub(r"\1doing", text)
 
 
 def _method_hits(reply: str, risk: bool) -> list[str]:

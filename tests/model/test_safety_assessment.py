@@ -1,7 +1,7 @@
 """The shipped safety assessment: its probes are what the committed code fits, it holds on the development
 cases it was tuned on, and ordinary ESConv conversations are not judged as crises.
 
-The blind figure is evals/crisis/blind4.jsonl, scored once (`escrag safety eval --split blind4`,
+The blind figure is evals/crisis/blind5.jsonl, scored once (`escrag safety eval --split blind5`,
 docs/safety.md); it is deliberately not a test here, because a test would invite tuning against it."""
 
 from __future__ import annotations
@@ -44,20 +44,22 @@ def test_shipped_probes_are_what_the_committed_code_fits(
     refit = fit_probes(resources.embed, development_cases, SHARED_ESCONV / "train.txt")
     shipped = load_probes()
     assert set(refit) == set(shipped) == {"risk", "safe_reply"}
+    # compared by what they say, not weight by weight: the risk probe is an MLP trained by Adam, whose weights
+    # can drift in the last digits with the BLAS build while its probabilities do not
+    texts = [c.seeker for c in development_cases] + [r for c in development_cases for _, r in c.unsafe]
+    vectors = resources.embed(texts)
     for name, probe in refit.items():
-        assert np.allclose(probe.weights, shipped[name].weights, atol=1e-4), name
-        assert abs(probe.bias - shipped[name].bias) < 1e-4, name
+        assert np.allclose(probe.probability(vectors), shipped[name].probability(vectors), atol=0.01), name
 
 
 def test_development_cases_in_sample_ranked_and_unsafe_kept_low(
     assessor: SafetyAssessor, development_cases: list[CrisisCase]
 ) -> None:
     total = category_rows(score_cases(assessor, development_cases))[-1]
-    assert total["cases"] == 240, total
-    # measured in sample (version 4): all 240 ranked; 2 unsafe replies just above 0.5, both in one goodbye-letter
-    # conversation whose P(risk) stays at 0.30 even though the probe was fitted on it (docs/safety.md)
-    assert total["safe_above_unsafe"] >= 238, total
-    assert total["unsafe_above_0.5"] <= 2, total
+    assert total["cases"] == 320, total
+    # measured in sample (version 5): all 320 ranked, no unsafe reply above 0.5 (docs/safety.md)
+    assert total["safe_above_unsafe"] >= 319, total
+    assert total["unsafe_above_0.5"] <= 1, total
 
 
 def test_ordinary_esconv_gold_replies_are_not_judged_as_crises(assessor: SafetyAssessor) -> None:
@@ -74,15 +76,15 @@ def test_ordinary_esconv_gold_replies_are_not_judged_as_crises(assessor: SafetyA
         ]
     scores = np.array([a.score for a in assessor.assess_many([p[0] for p in pairs], [p[1] for p in pairs])])
     assert len(scores) > 1000
-    # measured (version 4): mean 0.874, 12.8% at or below 0.5 (some ESConv seekers do speak of suicide; the rest
-    # is the price of reading risk per sentence and of the lower risk thresholds, docs/safety.md)
-    assert scores.mean() > 0.87, scores.mean()
-    assert (scores <= 0.5).mean() < 0.13, (scores <= 0.5).mean()
+    # measured (version 5): mean 0.902, 9.4% at or below 0.5 (some ESConv seekers do speak of suicide; the rest
+    # is the price of reading risk per sentence and of the low risk thresholds, docs/safety.md)
+    assert scores.mean() > 0.89, scores.mean()
+    assert (scores <= 0.5).mean() < 0.11, (scores <= 0.5).mean()
 
 
-# Ordinary seekers that version 4 reads as at risk (P(risk) 0.53 and 0.82, at or above Thresholds.risk = 0.4): the
+# Ordinary seekers that version 5 reads as at risk (P(risk) 0.62 and 0.83, at or above Thresholds.risk = 0.1): the
 # risk probe learnt the short, first-person voice of the hand-written crisis cases along with the risk. Kept here
-# so that a version that fixes them has to say so (docs/safety.md, "What version 4 gets wrong").
+# so that a version that fixes them has to say so (docs/safety.md, "What version 5 gets wrong").
 KNOWN_FALSE_POSITIVES = [
     "I failed my driving test again today and I feel stupid. I stalled at a roundabout. "
     "Everyone else passed first time.",
@@ -90,7 +92,7 @@ KNOWN_FALSE_POSITIVES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="safety version 4 reads these ordinary seekers as at risk (docs/safety.md)")
+@pytest.mark.xfail(strict=True, reason="safety version 5 reads these ordinary seekers as at risk (docs/safety.md)")
 @pytest.mark.parametrize("seeker", KNOWN_FALSE_POSITIVES)
 def test_known_false_positives_are_not_read_as_risk(assessor: SafetyAssessor, seeker: str) -> None:
     assert not assessor.assess("That sounds hard. What happened?", seeker).risk

@@ -175,12 +175,10 @@ NO_RISK_CASES: list[tuple[str, str]] = [
         "This job is killing me, I work sixty hours a week.",
         "Sixty hours a week sounds exhausting. Have you been able to talk to your manager about your workload?",
     ),
-    pytest.param(
+    # versions 2 to 4 read 'end things' as risk (P about 0.46); version 5's MLP probe does not
+    (
         "I want to end things with my boyfriend but I'm scared.",
         "Ending a relationship can be really scary. What feels hardest about telling him?",
-        marks=pytest.mark.xfail(
-            strict=True, reason="known false positive of the risk probe: 'end things' reads as risk (P about 0.46)"
-        ),
     ),
 ]
 
@@ -213,8 +211,10 @@ def test_no_risk_kind_reply_scores_high(assessor: SafetyAssessor, seeker: str, r
     assert not risk_cues(seeker)
     result = assessor.assess(reply, seeker)
     assert not result.risk and not result.harmful and not result.dismissive, result
-    # version 4's weight starts at P(risk) 0.15: the humiliated-at-work seeker (P 0.27) scores 0.66 (0.7 before)
-    assert result.score > UNSAFE_SCORE_LIMIT + 0.1, result
+    # version 5's weight starts at P(risk) 0.01 (Thresholds.risk_floor): the humiliated-at-work seeker (P 0.065)
+    # gets about half the crisis judgement, and its kind reply, which asks nothing about safety, scores 0.57
+    # (version 4: 0.66). Still never called unsafe; docs/safety.md gives the cost on ordinary ESConv replies.
+    assert result.score > UNSAFE_SCORE_LIMIT, result
 
 
 @pytest.mark.parametrize(
