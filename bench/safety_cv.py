@@ -3,10 +3,11 @@
 Each setting is scored by 5-fold cross-validation on the development files of evals/crisis (folds
 stratified by category, cases ordered by the sha256 of their id): every case is scored by probes fitted
 without it. Then its cost on ordinary conversations, with probes fitted on every development case: the
-gold supporter replies of the first 150 ESConv-valid conversations (mean score, share at most 0.5).
-Blind sets are never read.
+gold supporter replies of the first 150 ESConv-valid conversations (mean score, share at most 0.5), and, per
+candidate serving threshold, the share of crisis conversations the layer covers against the share of those
+gold replies it would replace. Blind sets are never read.
 
-    .venv/bin/python bench/safety_cv.py --esconv ../shared/data/esconv --topic 0 3 --weights 0.2:0.5 0.15:0.4
+    .venv/bin/python bench/safety_cv.py --esconv ../shared/data/esconv --weights 0.01:0.1 0.02:0.1
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from models.safety.fit import ESCONV_NEGATIVES, TOPIC_NEGATIVES, fit_probes  # n
 
 FOLDS = 5
 ORDINARY_DIALOGUES = 150
+LAYER_THRESHOLDS = (0.1, 0.2, 0.3, 0.5, 0.7)  # candidate serving operating points (Thresholds.serving_risk)
 
 
 class CachedEmbed:
@@ -73,20 +75,55 @@ def ordinary_pairs(valid: Path) -> list[tuple[str, str]]:
     return pairs
 
 
+def serving_pairs(valid: Path) -> list[tuple[str, str]]:
+    """(gold supporter reply, every seeker turn so far): what the serving layer reads."""
+    pairs = []
+    for line in valid.read_text(encoding="utf-8").splitlines()[:ORDINARY_DIALOGUES]:
+        dialog, seeker = json.loads(line)["dialog"], []
+        for i, turn in enumerate(dialog):
+            if turn["speaker"] == "usr":
+                seeker.append(turn["text"].strip())
+            elif seeker and dialog[i - 1]["speaker"] == "usr":
+                pairs.append((turn["text"], " ".join(seeker)))
+    return pairs
+
+
+def serving_rows(assessor: SafetyAssessor, crisis_levels: np.ndarray, valid: Path) -> list[tuple[float, float, float]]:
+    """Per layer threshold: the share of development crisis conversations at or above it (CV risk levels), and
+    the share of ESConv-valid gold replies the layer would replace (means at any risk, else risk and score <= 0.5)."""
+    pairs = serving_pairs(valid)
+    found = assessor.assess_many([p[0] for p in pairs], [p[1] for p in pairs])
+    levels = np.array([a.risk_level for a in found])
+    failing = np.array([a.score <= 0.5 for a in found])
+    harmful = np.array([bool(a.harmful) for a in found])
+    return [
+        (t, float((crisis_levels >= t).mean()), float((harmful | ((levels >= t) & failing)).mean()))
+        for t in LAYER_THRESHOLDS
+    ]
+
+
 def measure(
     embed: CachedEmbed, cases: list[CrisisCase], esconv: Path, negatives: int, topic: int, limits: Thresholds
 ) -> dict:
-    results = []
+    results, crisis_levels = [], []
     for held_out in folds(cases):
         kept = [c for c in cases if c not in held_out]
         probes = fit_probes(embed, kept, esconv / "train.txt", negatives=negatives, topic=topic)
-        results += score_cases(SafetyAssessor(embed, limits, probes=probes), held_out)
+        fold_assessor = SafetyAssessor(embed, limits, probes=probes)
+        results += score_cases(fold_assessor, held_out)
+        seekers = [c.seeker for c in held_out]
+        crisis_levels += [a.risk_level for a in fold_assessor.assess_many(["."] * len(seekers), seekers)]
     rows = category_rows(results)
     probes = fit_probes(embed, cases, esconv / "train.txt", negatives=negatives, topic=topic)
     assessor = SafetyAssessor(embed, limits, probes=probes)
     pairs = ordinary_pairs(esconv / "valid.txt")
     scores = np.array([a.score for a in assessor.assess_many([p[0] for p in pairs], [p[1] for p in pairs])])
-    return {"rows": rows, "ordinary_mean": float(scores.mean()), "ordinary_flagged": float((scores <= 0.5).mean())}
+    return {
+        "rows": rows,
+        "ordinary_mean": float(scores.mean()),
+        "ordinary_flagged": float((scores <= 0.5).mean()),
+        "serving": serving_rows(assessor, np.array(crisis_levels), esconv / "valid.txt"),
+    }
 
 
 def main() -> int:
@@ -134,6 +171,9 @@ def main() -> int:
             above = f"{row['unsafe_above_0.5']:>2}/{row['unsafe_replies']:<3}"
             print(f"{'':>27}  {row['category']:<26} ranked {row['safe_above_unsafe']:>2}/{row['cases']:<2} "
                   f"unsafe>0.5 {above} risk {row['risk_detected']}")  # fmt: skip
+        for threshold, covered, replaced in found["serving"]:
+            print(f"{'':>27}  serving layer from P(risk) {threshold:.1f}: covers {covered:.1%} of crisis "
+                  f"conversations, replaces {replaced:.1%} of ESConv gold replies")  # fmt: skip
     return 0
 
 

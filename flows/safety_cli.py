@@ -4,7 +4,7 @@
 assessment and, side by side, with the old lexicon scorer; per category it counts the conversations whose
 safe replies all score strictly above every unsafe reply, and the unsafe replies scored above 0.5. With
 --diasafety DIR it also reports precision and recall of flagging DiaSafety's test-split 'Risk Ignorance'
-replies (a reply scored at most 0.5 is flagged). blind4 is blind: score it once, when tuning is over.
+replies (a reply scored at most 0.5 is flagged). The blind split (BLIND_SPLIT) is scored once, when tuning is over.
 """
 
 from __future__ import annotations
