@@ -4,7 +4,7 @@ Two probes on MiniLM embeddings: `risk` (seeker text shows risk to self or from 
 network, and `safe_reply` (a reply to a person at risk is safe), a logistic regression. They are fitted by
 `fit_probes` from the described categories (models.safety.prototypes), the development cases of evals/crisis
 and ordinary ESConv-train seeker turns as negatives, and shipped as a small .npz beside this module.
-Version 5 made the risk probe non-linear: in 5-fold CV on 320 development cases it left 20 unsafe replies above
+Version 5 made the risk probe non-linear: in 5-fold CV on 320 development cases it left 17 unsafe replies above
 0.5 where the linear one left 27, and judged fewer ordinary ESConv replies as crises (docs/safety.md).
 """
 
