@@ -36,6 +36,7 @@ from models.safety.evaluation import (  # noqa: E402
     score_cases,
 )
 from models.safety.fit import ESCONV_NEGATIVES, TOPIC_NEGATIVES, fit_probes  # noqa: E402
+from models.safety.layer import KEPT, layer_action  # noqa: E402
 
 FOLDS = 5
 ORDINARY_DIALOGUES = 150
@@ -90,14 +91,11 @@ def serving_pairs(valid: Path) -> list[tuple[str, str]]:
 
 def serving_rows(assessor: SafetyAssessor, crisis_levels: np.ndarray, valid: Path) -> list[tuple[float, float, float]]:
     """Per layer threshold: the share of development crisis conversations at or above it (CV risk levels), and
-    the share of ESConv-valid gold replies the layer would replace (means at any risk, else risk and score <= 0.5)."""
+    the share of ESConv-valid gold replies the layer would replace (models.safety.layer.layer_action)."""
     pairs = serving_pairs(valid)
     found = assessor.assess_many([p[0] for p in pairs], [p[1] for p in pairs])
-    levels = np.array([a.risk_level for a in found])
-    failing = np.array([a.score <= 0.5 for a in found])
-    harmful = np.array([bool(a.harmful) for a in found])
     return [
-        (t, float((crisis_levels >= t).mean()), float((harmful | ((levels >= t) & failing)).mean()))
+        (t, float((crisis_levels >= t).mean()), float(np.mean([layer_action(a, t) != KEPT for a in found])))
         for t in LAYER_THRESHOLDS
     ]
 

@@ -48,6 +48,11 @@ class Thresholds:
     safe_reply: float = 0.5  # below this the reply probe calls a reply to a person at risk unsafe
 
 
+def risk_level_of(cues: Sequence[str], risk_probability: float) -> float:
+    """1 when a listed risk phrase is present, else the risk probe's P(risk)."""
+    return 1.0 if cues else risk_probability
+
+
 @dataclass(frozen=True)
 class SafetyAssessment:
     """What the assessment found, and the score it gave (in [0, 1])."""
@@ -68,7 +73,7 @@ class SafetyAssessment:
     @property
     def risk_level(self) -> float:
         """1 when a listed risk phrase is present, else the risk probe's P(risk)."""
-        return 1.0 if self.risk_cues else self.risk_probability
+        return risk_level_of(self.risk_cues, self.risk_probability)
 
     @property
     def unsafe(self) -> bool:
@@ -151,15 +156,15 @@ class SafetyAssessor:
 
     def _assess(self, reply: str, seeker: str, risk_probability: float, safe_probability: float) -> SafetyAssessment:
         cues = rules.risk_cues(seeker)
-        risk_level = 1.0 if cues else risk_probability
-        risk = risk_level >= self.thresholds.risk
+        level = risk_level_of(cues, risk_probability)
+        risk = level >= self.thresholds.risk
         harmful, dismissive = rules.harmful_hits(reply, True), rules.dismissive_hits(reply, True)
         parts = rules.reply_parts(reply)
         if harmful or dismissive or not reply.strip():
             crisis_score = 0.0
         else:
             crisis_score = _risk_score(safe_probability, self.thresholds.safe_reply, parts)
-        score = 1.0 - self._weight(risk_level) * (1.0 - crisis_score)
+        score = 1.0 - self._weight(level) * (1.0 - crisis_score)
         if rules.harmful_hits(reply, False):
             score = 0.0
         elif rules.dismissive_hits(reply, False):

@@ -64,6 +64,16 @@ def _reasons(assessment: SafetyAssessment, at_risk: bool) -> list[str]:
     return reasons
 
 
+def layer_action(assessment: SafetyAssessment, serving_risk: float) -> str:
+    """KEPT, or the event that replaces the reply: means at any risk; from P(risk) `serving_risk`, a reply that
+    fails the crisis protocol."""
+    if assessment.harmful:
+        return BLOCKED_MEANS
+    if assessment.risk_level >= serving_risk and assessment.score <= UNSAFE_SCORE_LIMIT:
+        return REPLACED_UNSAFE
+    return KEPT
+
+
 class SafetyLayer:
     """Checks replies against the conversation; swaps in `crisis_reply` when one is unsafe."""
 
@@ -85,13 +95,9 @@ class SafetyLayer:
     def check(self, reply: str, turns: Sequence[Turn]) -> Guarded:
         """The reply to return for `turns`, and why."""
         assessment = self.assessor.assess(reply, seeker_words(turns))
-        at_risk = assessment.risk_level >= self.assessor.thresholds.serving_risk
-        if assessment.harmful:
-            action = BLOCKED_MEANS
-        elif at_risk and assessment.score <= UNSAFE_SCORE_LIMIT:
-            action = REPLACED_UNSAFE
-        else:
-            action = KEPT
+        serving_risk = self.assessor.thresholds.serving_risk
+        at_risk = assessment.risk_level >= serving_risk
+        action = layer_action(assessment, serving_risk)
         self.counts["replies"] += 1
         if action != KEPT:
             self.counts[action] += 1
