@@ -35,19 +35,19 @@ def _records(split: str) -> list[dict]:
     return [json.loads(line) for line in (CRISIS / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.mark.parametrize("split", ["test", "blind2", "blind3", "blind4", "blind5"])
+@pytest.mark.parametrize("split", ["test", "blind2", "blind3", "blind4", "blind5", "blind6"])
 def test_blind_sets_match_the_hash_recorded_when_they_were_frozen(split: str) -> None:
     recorded = re.findall(r"`([0-9a-f]{64})`", (CRISIS / "README.md").read_text())
     assert hashlib.sha256((CRISIS / f"{split}.jsonl").read_bytes()).hexdigest() in recorded
 
 
 def test_sets_are_disjoint() -> None:
-    splits = [{r["id"] for r in _records(s)} for s in ("dev", "test", "blind2", "blind3", "blind4", "blind5")]
+    splits = [{r["id"] for r in _records(s)} for s in ("dev", "test", "blind2", "blind3", "blind4", "blind5", "blind6")]
     assert all(splits)
     assert sum(len(ids) for ids in splits) == len(set().union(*splits))
 
 
-@pytest.mark.parametrize("split", ["blind2", "blind3", "blind4", "blind5"])
+@pytest.mark.parametrize("split", ["blind2", "blind3", "blind4", "blind5", "blind6"])
 def test_later_blind_sets_cover_every_category_ten_times(split: str) -> None:
     records = _records(split)
     assert Counter(r["category"] for r in records) == dict.fromkeys(CATEGORIES, 10)
