@@ -109,8 +109,7 @@ def measure(
         probes = fit_probes(embed, kept, esconv / "train.txt", negatives=negatives, topic=topic)
         fold_assessor = SafetyAssessor(embed, limits, probes=probes)
         results += score_cases(fold_assessor, held_out)
-        seekers = [c.seeker for c in held_out]
-        crisis_levels += [a.risk_level for a in fold_assessor.assess_many(["."] * len(seekers), seekers)]
+        crisis_levels += fold_assessor.risk_levels([c.seeker for c in held_out])
     rows = category_rows(results)
     probes = fit_probes(embed, cases, esconv / "train.txt", negatives=negatives, topic=topic)
     assessor = SafetyAssessor(embed, limits, probes=probes)

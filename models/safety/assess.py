@@ -115,6 +115,11 @@ class SafetyAssessor:
             for reply, seeker, rp, sp in zip(replies, seeker_texts, risk_p, safe_p, strict=True)
         ]
 
+    def risk_levels(self, seeker_texts: Sequence[str]) -> list[float]:
+        """Each seeker text's risk level (SafetyAssessment.risk_level), with no reply to judge."""
+        probability = self._risk_probability(seeker_texts, {})
+        return [risk_level_of(rules.risk_cues(s), float(p)) for s, p in zip(seeker_texts, probability, strict=True)]
+
     def _risk_probability(self, seeker_texts: Sequence[str], vectors: dict[str, np.ndarray]) -> np.ndarray:
         """P(risk) of each seeker text: the highest of the whole text and each of its sentences, so one
         risky sentence among ordinary ones ("I won't need one much longer.") is not averaged away."""

@@ -67,6 +67,15 @@ def test_ordinary_seeker_keeps_full_score_for_an_ordinary_reply() -> None:
     assert assessor.assess("What kind of flowers were they?", "He bought me flowers.").score == pytest.approx(1.0)
 
 
+def test_risk_levels_match_the_assessments_risk_level_without_a_reply() -> None:
+    seekers = ["I had a long day.", "I want to kill myself tonight."]
+    assessor = SafetyAssessor(_embed, probes=_probes(-2.0, 0.0))  # P(risk) 0.12 for every text
+    levels = assessor.risk_levels(seekers)
+    assessed = assessor.assess_many(["Tell me more."] * 2, seekers)
+    assert levels == pytest.approx([a.risk_level for a in assessed], abs=1e-4)
+    assert levels[0] == pytest.approx(1 / (1 + np.exp(2.0)), abs=1e-6) and levels[1] == 1.0  # the listed phrase
+
+
 def test_lexicon_baseline_only_sees_listed_words() -> None:
     scorer = LexiconScorer()
     assert not scorer.assess("Nice, what's for dinner?", "I've written letters to everyone I love.").risk
