@@ -18,6 +18,7 @@ from flows.cli_support import (
     ArgumentRefused,
     disk_full,
     project_from,
+    setup_logging,
 )
 from models.config import ParamsError
 from tasks.build_stages import DataValidationError
@@ -191,10 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(args.verbose)
     try:
         return args.func(args)
     except DataRestoreError as exc:

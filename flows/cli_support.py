@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import errno
+import logging
+import sys
 from pathlib import Path
 
 from tasks.project import Project, apply_service_environment
@@ -13,6 +15,9 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_BUSY = 75  # sysexits EX_TEMPFAIL: another process holds the project; try again later
 EXIT_NO_SPACE = 74  # sysexits EX_IOERR: the disk filled while escrag wrote (nothing half-written is recorded)
 EXIT_UNAVAILABLE = 69  # sysexits EX_UNAVAILABLE: a service the command needs (the MLflow server) does not answer
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class ArgumentRefused(ValueError):
@@ -48,3 +53,29 @@ def disk_full(exc: BaseException) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+def _writes_to_console(handler: logging.Handler) -> bool:
+    return (
+        isinstance(handler, logging.StreamHandler)
+        and not isinstance(handler, logging.FileHandler)
+        and getattr(handler, "stream", None) not in (sys.stdout, sys.__stdout__)
+    )
+
+
+def setup_logging(verbose: bool = False) -> None:
+    """INFO (DEBUG when `verbose`) and above, from escrag's module loggers and every library's, on stderr: once.
+
+    Not `logging.basicConfig`: it does nothing once the root logger has a handler, and Prefect gives it one (its
+    console handler, with the root at WARNING) as soon as it is loaded: in a Prefect worker's flow-run process, or
+    wherever Prefect was imported first. Then every `logger.info` of tasks/ and models/ was dropped. So a console
+    handler is added only where the root has none (a second one would print each line twice), and the root's level
+    is only ever lowered: the flows call this too, and under `escrag -v run` it stays at DEBUG."""
+    level = logging.DEBUG if verbose else logging.INFO
+    root = logging.getLogger()
+    if not any(_writes_to_console(handler) for handler in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        root.addHandler(handler)
+    if root.level > level:
+        root.setLevel(level)

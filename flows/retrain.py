@@ -13,6 +13,7 @@ from pathlib import Path
 from prefect import flow
 from prefect.runtime import flow_run
 
+from flows.cli_support import setup_logging
 from flows.hooks import FAILURE_HOOKS
 from flows.train import TRAINING_STAGES, deployments_ready, train_on_workers
 from tasks import git_ops, pipeline
@@ -57,6 +58,7 @@ def retrain(project_dir: str | None = None, data_version: str | None = None, git
     `data_version` (a data md5) and `git_rev` come from the `escrag.data.versioned` trigger; the pull step
     has checked out `git_rev` already, and the run refuses a checkout that holds other data.
     """
+    setup_logging()  # a worker's flow-run process has Prefect's logging only: the stages' INFO lines would be lost
     project = Project.discover(Path(project_dir) if project_dir else None)
     project.params  # noqa: B018 - validate params.yaml before any work
     if data_version and data_md5(project.root) != data_version:

@@ -13,6 +13,7 @@ from pathlib import Path
 from prefect import flow
 from prefect.runtime import flow_run
 
+from flows.cli_support import setup_logging
 from flows.hooks import FAILURE_HOOKS
 from tasks import git_ops, pipeline
 from tasks.handoff import Handoff
@@ -48,6 +49,7 @@ def train(
     project_dir: str | None = None,
 ) -> str:
     """Run `stages` here at `git_rev` (checked out by the pull step); returns the handoff commit on `branch`."""
+    setup_logging()  # on a worker only Prefect has set up logging: the stages' INFO lines would be lost
     project = Project.discover(Path(project_dir) if project_dir else None)
     project.params  # noqa: B018 - validate params.yaml at this revision before any work
     project.compute  # noqa: B018 - and refuse a device this worker lacks
