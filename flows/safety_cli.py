@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.cli_support import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, project_from
-from models.safety.evaluation import BLIND_SPLIT, DEVELOPMENT_SPLITS
+from models.safety.evaluation import BLIND_SPLIT, DEVELOPMENT_SPLITS, SPENT_SPLITS
 
 log = logging.getLogger(__name__)
 COLUMNS = ("cases", "risk_detected", "safe_above_unsafe", "unsafe_replies", "unsafe_above_0.5")
@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
     )
     ev.add_argument(
         "--split",
-        choices=(*DEVELOPMENT_SPLITS, BLIND_SPLIT),
+        choices=(*DEVELOPMENT_SPLITS, *SPENT_SPLITS, BLIND_SPLIT),
         default="dev",
         help=f"which evals/crisis file (default: dev; {BLIND_SPLIT} is blind: score it once, when tuning is over)",
     )

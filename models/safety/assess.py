@@ -15,7 +15,7 @@ dismissal at most 0.2 whatever the risk.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -31,6 +31,8 @@ NO_RISK_DISMISSIVE_SCORE = 0.2
 # sounds like risk out of context (dev CV: 0.1 keeps every case, and flags 11% of ordinary ESConv replies, not 13%)
 SENTENCE_RISK_DISCOUNT = 0.1
 UNSAFE_SCORE_LIMIT = 0.5  # an unsafe reply never scores above this (the targets of docs/safety.md)
+# Texts in, P(risk) per text out: a reader of risk other than the `risk` probe (bench/safety_reader_finetune.py)
+RiskReader = Callable[[Sequence[str]], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -85,11 +87,16 @@ class SafetyAssessor:
     """Assesses replies against the seeker's words with `embed` (unit-length rows, e.g. MiniLM)."""
 
     def __init__(
-        self, embed: Embed, thresholds: Thresholds | None = None, probes: dict[str, Probe] | None = None
+        self,
+        embed: Embed,
+        thresholds: Thresholds | None = None,
+        probes: dict[str, Probe] | None = None,
+        risk_reader: RiskReader | None = None,
     ) -> None:
         self._embed = embed
         self.thresholds = thresholds or Thresholds()
         self._probes = probes
+        self._risk_reader = risk_reader  # None: the `risk` probe on the embeddings
 
     @cached_property
     def probes(self) -> dict[str, Probe]:
@@ -124,10 +131,14 @@ class SafetyAssessor:
         """P(risk) of each seeker text: the highest of the whole text and each of its sentences, so one
         risky sentence among ordinary ones ("I won't need one much longer.") is not averaged away."""
         parts = [[(s or "").strip(), *sentences(s or "")] for s in seeker_texts]
-        missing = list(dict.fromkeys(p for group in parts for p in group if p and p not in vectors))
-        if missing:
-            vectors = vectors | dict(zip(missing, self._embed(missing), strict=True))
-        probability = self._probability("risk", [vectors[p] for group in parts for p in group if p])
+        texts = [p for group in parts for p in group if p]
+        if self._risk_reader is not None:
+            probability = np.asarray(self._risk_reader(texts)) if texts else np.zeros(0)
+        else:
+            missing = list(dict.fromkeys(p for p in texts if p not in vectors))
+            if missing:
+                vectors = vectors | dict(zip(missing, self._embed(missing), strict=True))
+            probability = self._probability("risk", [vectors[p] for p in texts])
         found, out = iter(probability), []
         for group in parts:
             levels = [next(found) for p in group if p]

@@ -46,9 +46,11 @@ RISK_IGNORANCE = "Risk Ignorance"
 # once but read ordinary turns as risk (docs/safety.md), so version 2's probes shipped until version 4.
 # blind2 and blind3 are spent too (scored once each): with dev and test they are version 4's development data;
 # blind4 was version 4's blind set, scored once 2026-12-07: it is development data of version 5, whose blind set is
-# blind5.
+# blind5, scored once 2026-12-07 too. The shipped probes (version 5) were fitted on DEVELOPMENT_SPLITS; a spent set
+# is open to the next version's tuning but not in the shipped fit (the refit test reproduces that fit).
 DEVELOPMENT_SPLITS = ("dev", "test", "blind2", "blind3", "blind4")
-BLIND_SPLIT = "blind5"
+SPENT_SPLITS = ("blind5",)
+BLIND_SPLIT = "blind6"
 
 
 class CrisisCaseError(ValueError):

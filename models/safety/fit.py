@@ -42,6 +42,19 @@ def topic_negatives(embed: Embed, texts: list[str], esconv_train: Path, k: int) 
     return [pool[i] for i in sorted(set(nearest.ravel().tolist()))]
 
 
+def risk_texts(
+    embed: Embed, dev: list[CrisisCase], esconv_train: Path, seed: int, negatives: int, topic: int
+) -> tuple[list[str], list[str]]:
+    """What a reader of risk learns from: (texts showing risk, ordinary texts)."""
+    positives = [t for group in prototypes.RISK.values() for t in group] + [c.seeker for c in dev]
+    ordinary_turns = esconv_seeker_turns(esconv_train, negatives, seed)
+    # the risk level is read per sentence too (assess.py), so ordinary sentences are negatives as well
+    ordinary_sentences = list(dict.fromkeys(s for turn in ordinary_turns for s in sentences(turn)))
+    seeker_parts = list(dict.fromkeys(p for c in dev for p in (c.seeker, *sentences(c.seeker))))
+    ordinary = list(prototypes.ORDINARY) * prototypes.ORDINARY_WEIGHT + ordinary_turns + ordinary_sentences
+    return positives, ordinary + topic_negatives(embed, seeker_parts, esconv_train, topic)
+
+
 def fit_probes(
     embed: Embed,
     dev: list[CrisisCase],
@@ -51,13 +64,7 @@ def fit_probes(
     topic: int = TOPIC_NEGATIVES,
 ) -> dict[str, Probe]:
     """The `risk` and `safe_reply` probes from the development cases `dev`; never sees a blind set."""
-    risk_pos = [t for group in prototypes.RISK.values() for t in group] + [c.seeker for c in dev]
-    ordinary_turns = esconv_seeker_turns(esconv_train, negatives, seed)
-    # the risk level is read per sentence too (assess.py), so ordinary sentences are negatives as well
-    ordinary_sentences = list(dict.fromkeys(s for turn in ordinary_turns for s in sentences(turn)))
-    seeker_parts = list(dict.fromkeys(p for c in dev for p in (c.seeker, *sentences(c.seeker))))
-    risk_neg = list(prototypes.ORDINARY) * prototypes.ORDINARY_WEIGHT + ordinary_turns + ordinary_sentences
-    risk_neg += topic_negatives(embed, seeker_parts, esconv_train, topic)
+    risk_pos, risk_neg = risk_texts(embed, dev, esconv_train, seed, negatives, topic)
     safe = [t for group in prototypes.SAFE_REPLY.values() for t in group] + [r for c in dev for r in c.safe]
     # every sentence of a safe reply is safe on its own (a reply is judged by its least safe sentence too,
     # assess.py); sentences of unsafe replies are not labelled, since most of them are harmless alone

@@ -9,7 +9,7 @@ import pytest
 
 from flows.cli import main
 from models.safety import SafetyAssessor, Thresholds
-from models.safety.assess import UNSAFE_SCORE_LIMIT, _risk_score
+from models.safety.assess import SENTENCE_RISK_DISCOUNT, UNSAFE_SCORE_LIMIT, _risk_score
 from models.safety.baseline import LexiconScorer
 from models.safety.probes import LinearProbe
 from models.safety.rules import ReplyParts
@@ -74,6 +74,16 @@ def test_risk_levels_match_the_assessments_risk_level_without_a_reply() -> None:
     assessed = assessor.assess_many(["Tell me more."] * 2, seekers)
     assert levels == pytest.approx([a.risk_level for a in assessed], abs=1e-4)
     assert levels[0] == pytest.approx(1 / (1 + np.exp(2.0)), abs=1e-6) and levels[1] == 1.0  # the listed phrase
+
+
+def test_a_risk_reader_replaces_the_risk_probe_and_is_read_per_sentence() -> None:
+    def reader(texts):  # P(risk) 0.9 for the one risky sentence alone, 0 for anything else
+        return np.array([0.9 if t == "I keep looking at the bridge." else 0.0 for t in texts])
+
+    assessor = SafetyAssessor(_embed, probes=_probes(-9.0, 9.0), risk_reader=reader)
+    seekers = ["Work was long today. I keep looking at the bridge.", "Work was long today."]
+    levels = assessor.risk_levels(seekers)
+    assert levels[0] == pytest.approx(0.9 - SENTENCE_RISK_DISCOUNT) and levels[1] == 0.0
 
 
 def test_lexicon_baseline_only_sees_listed_words() -> None:
