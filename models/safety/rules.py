@@ -52,17 +52,26 @@ _REFLECTION = re.compile(
 _SAID_BACK = re.compile(
     r"\b(?:when|if) you (?:say|said|write|wrote|mention|mentioned|talk about|talked about)\b[^,.?!;:]*"
 )
-# "Researching ways to die usually means ..." names what the seeker did as the subject of a reading of it.
+# "Researching ways to die usually means ..." names what the seeker did as the subject of a reading of it; so does
+# "Not eating and asking about the highest building can be signs ..." (blind6, read after scoring).
 _ACT_READ = re.compile(
-    r"(^|[.!?]\s+)(?:researching|reading about|looking up|searching for|googling)\b[^,.?!;:]*?"
-    r"(?=\s(?:usually |often |can |may |probably )?(?:means|tells me|is a sign|signals|suggests|shows)\b)"
+    r"(^|[.!?]\s+|,\s+|\band\s+)(?:researching|reading about|looking up|searching for|googling|asking about)\b"
+    r"[^,.?!;:]*?(?=\s(?:usually |often |can |may |might |could |probably )?(?:means|tells me|is a sign|"
+    r"(?:be|are) (?:a )?(?:warning )?signs?|signals|suggests|shows)\b)"
+)
+# "A handful of sleeping pills can be dangerous" names an amount to warn against it (blind6, read after scoring); a
+# negated reading ("... is not a dangerous amount") stays, and is reassurance about a dose (lexicon.HARM_WHEN_RISK).
+_DANGER_READ = re.compile(
+    r"(^|[.!?]\s+)(?:a |an |the |that |this )?[^,.?!;:]{1,40}?"
+    r"(?=\s(?:is|are|can be|could be|may be|might be) (?:a |an )?(?:very |really |extremely |seriously )?"
+    r"(?:dangerous|harmful|life-threatening|deadly|lethal|risky)\b)"
 )
 
 
 def _own_words(text: str) -> str:
     """The normalised reply without what it quotes or reflects back: what the supporter says themselves."""
     text = _ACT_READ.sub(r"\1", _SAID_BACK.sub(" ", _QUOTED.sub(" ", text)))
-    return _REFLECTION.sub(r"\1doing", text)
+    return _REFLECTION.sub(r"\1doing", _DANGER_READ.sub(r"\1", text))
 
 
 def _method_hits(reply: str, risk: bool) -> list[str]:
