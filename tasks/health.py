@@ -1,11 +1,15 @@
-"""Whether an HTTP service answers its health URL: one home for the probe and the wait that the service
-start-up, the tracking preflight and the fault suite's tracking server all need."""
+"""Whether an HTTP service answers its health URL, and whether a process still runs: one home for the probe and
+the wait that the service start-up, the tracking preflight and the fault suite's tracking server all need, and for
+the liveness check of service processes and of the process that opened an MLflow run (tasks.tracking)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 
 POLL_S = 0.5
 
@@ -27,3 +31,17 @@ def wait_until_answers(url: str, timeout_s: float, alive: Callable[[], bool] = l
         except OSError:
             time.sleep(POLL_S)
     return False
+
+
+def is_running(pid: int) -> bool:
+    """True while `pid` runs; a zombie (exited, not yet reaped by its parent) counts as stopped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    with contextlib.suppress(OSError):
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return True

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tasks import git_ops
 from tasks.dvc_ops import default_remote_url
-from tasks.health import wait_until_answers
+from tasks.health import is_running, wait_until_answers
 from tasks.project import service_environment
 from tasks.worker_clone import CLONE_ENV, DVC_REMOTE_ENV, GIT_URL_ENV, ensure_clone
 
@@ -91,20 +91,6 @@ def _wait_healthy(process: Process, url: str, timeout_s: float) -> None:
     if not is_running(process.pid):
         raise ServiceError(f"{process.name} exited during start-up; see {process.log}")
     raise ServiceError(f"{process.name} not healthy at {url} after {timeout_s:.0f} s; see {process.log}")
-
-
-def is_running(pid: int) -> bool:
-    """True while `pid` runs; a zombie (exited, not yet reaped by its parent) counts as stopped."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    with contextlib.suppress(OSError):
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
 
 
 def base_environment(project_root: Path, state: Path) -> dict[str, str]:

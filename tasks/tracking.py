@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tasks.health import probe
+from tasks.health import is_running, probe
 from tasks.lineage import lineage_tags
 from tasks.project import Project
 
@@ -112,17 +112,6 @@ def short_hostname() -> str:
     return socket.gethostname().split(".", 1)[0]
 
 
-def process_alive(pid: int) -> bool:
-    """Whether a process `pid` exists on this machine (one of another user counts: it exists)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def reap_dead_runs(experiment_id: str) -> list[str]:
     """Mark KILLED each RUNNING run of the experiment that a process of this host opened and that process is gone
     (killed with SIGKILL, or the machine stopped): left RUNNING it would read as a run still in progress. Runs of
@@ -143,7 +132,7 @@ def reap_dead_runs(experiment_id: str) -> list[str]:
         for run in page:
             tags = run.data.tags
             pid = tags.get(PID_TAG, "")
-            if tags.get(HOST_TAG) != host or not pid.isdigit() or process_alive(int(pid)):
+            if tags.get(HOST_TAG) != host or not pid.isdigit() or is_running(int(pid)):
                 continue
             mlflow_client.set_terminated(run.info.run_id, status=RunStatus.to_string(RunStatus.KILLED))
             logger.info(

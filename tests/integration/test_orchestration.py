@@ -183,6 +183,6 @@ def test_a_failing_stage_notifies_the_webhook(cluster, retrains, hook):
 def test_every_started_process_is_stopped_by_pid(cluster):
     result = cluster.run(*ESCRAG, "services", "stop", "--state-dir", str(cluster.state))
     assert result.stdout.count("stopped") == len(cluster.pids) == 4
-    from tasks.services import is_running
+    from tasks.health import is_running
 
     assert not [pid for pid in cluster.pids if is_running(pid)]
