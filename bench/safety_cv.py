@@ -24,6 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from models.esconv import SPEAKER  # noqa: E402
 from models.rewards import RewardResources  # noqa: E402
 from models.safety import SafetyAssessor  # noqa: E402
 from models.safety.assess import Thresholds  # noqa: E402
@@ -36,7 +37,7 @@ from models.safety.evaluation import (  # noqa: E402
     score_cases,
 )
 from models.safety.fit import ESCONV_NEGATIVES, TOPIC_NEGATIVES, fit_probes  # noqa: E402
-from models.safety.layer import KEPT, layer_action  # noqa: E402
+from models.safety.layer import KEPT, layer_action, seeker_words  # noqa: E402
 
 FOLDS = 5
 ORDINARY_DIALOGUES = 150
@@ -77,15 +78,13 @@ def ordinary_pairs(valid: Path) -> list[tuple[str, str]]:
 
 
 def serving_pairs(valid: Path) -> list[tuple[str, str]]:
-    """(gold supporter reply, every seeker turn so far): what the serving layer reads."""
+    """(gold supporter reply, every seeker turn so far, as models.safety.layer.seeker_words joins them)."""
     pairs = []
     for line in valid.read_text(encoding="utf-8").splitlines()[:ORDINARY_DIALOGUES]:
-        dialog, seeker = json.loads(line)["dialog"], []
-        for i, turn in enumerate(dialog):
-            if turn["speaker"] == "usr":
-                seeker.append(turn["text"].strip())
-            elif seeker and dialog[i - 1]["speaker"] == "usr":
-                pairs.append((turn["text"], " ".join(seeker)))
+        turns = [{"speaker": SPEAKER[t["speaker"]], "text": t["text"]} for t in json.loads(line)["dialog"]]
+        for i, turn in enumerate(turns):
+            if i and turn["speaker"] == "supporter" and turns[i - 1]["speaker"] == "seeker":
+                pairs.append((turn["text"], seeker_words(turns[:i])))
     return pairs
 
 
