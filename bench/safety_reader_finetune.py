@@ -9,7 +9,7 @@ ranked, the unsafe replies above 0.5 and the conversations whose risk was found;
 development case, the cost on ordinary conversations (ESConv-valid gold supporter replies: mean score, share at
 most 0.5), and the fit time of each reader as a ratio to the probe's. Blind sets are never read.
 
-It takes about 50 minutes on 2 CPU cores (each fine-tuning about 5 minutes; 6 per reader).
+It takes about 35 minutes on 2 CPU cores (6 fine-tunings, each about 6 times as long as a probe fit).
 
     .venv/bin/python bench/safety_reader_finetune.py --esconv ../shared/data/esconv --splits dev test blind2 blind3 \\
         blind4 blind5
