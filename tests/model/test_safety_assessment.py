@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from models.rewards import RewardResources
-from models.safety import SafetyAssessor
+from models.safety import SafetyAssessor, Thresholds
 from models.safety.evaluation import DEVELOPMENT_SPLITS, CrisisCase, category_rows, load_cases, score_cases
 from models.safety.fit import fit_probes
 from models.safety.probes import load_probes
@@ -44,12 +44,16 @@ def test_shipped_probes_are_what_the_committed_code_fits(
     refit = fit_probes(resources.embed, development_cases, SHARED_ESCONV / "train.txt")
     shipped = load_probes()
     assert set(refit) == set(shipped) == {"risk", "safe_reply"}
-    # compared by what they say, not weight by weight: the risk probe is an MLP trained by Adam, whose weights
-    # can drift in the last digits with the BLAS build while its probabilities do not
     texts = [c.seeker for c in development_cases] + [r for c in development_cases for _, r in c.unsafe]
     vectors = resources.embed(texts)
-    for name, probe in refit.items():
-        assert np.allclose(probe.probability(vectors), shipped[name].probability(vectors), atol=0.01), name
+    assert np.allclose(refit["safe_reply"].probability(vectors), shipped["safe_reply"].probability(vectors), atol=1e-4)
+    # The risk probe is an MLP trained by Adam, and its fit is chaotic: embeddings that differ by float noise (1e-7,
+    # as from another thread count or BLAS build) moved P(risk) by 0.02 on average and flipped 3% of the decisions
+    # at the risk threshold (docs/safety.md). So it is compared by what it decides, with that much room.
+    refit_p, shipped_p = refit["risk"].probability(vectors), shipped["risk"].probability(vectors)
+    threshold = Thresholds().risk
+    assert np.abs(refit_p - shipped_p).mean() < 0.05
+    assert ((refit_p >= threshold) == (shipped_p >= threshold)).mean() > 0.95
 
 
 def test_development_cases_in_sample_ranked_and_unsafe_kept_low(
